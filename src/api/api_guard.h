@@ -1,0 +1,74 @@
+// The C boundary. Every exported function is defined with BRAID_API, which also defines
+// its pncclX profiling alias (ncclX is weak so that a profiler can interpose it and call
+// pncclX). Its body runs inside apiCall(): the only place in Braid that catches
+// exceptions. A failing Status becomes the return code and the text of ncclGetLastError;
+// nothing escapes into the caller's C code.
+#pragma once
+
+#include <new>
+
+#include "core/comm.h"
+#include "core/comm_registry.h"
+#include "core/last_error.h"
+#include "util/format.h"
+#include "util/log.h"
+#include "util/status.h"
+
+#define BRAID_API(ret, name, ...)                                                                 \
+  extern "C" __attribute__((visibility("default"), weak)) ret name(__VA_ARGS__);                  \
+  extern "C" __attribute__((visibility("default"), alias(#name))) ret p##name(__VA_ARGS__);       \
+  extern "C" ret name(__VA_ARGS__)
+
+namespace braid::api {
+
+// Publishes a failure: ncclGetLastError text (prefixed with the function's name).
+inline void publishFailure(const char* fn, Comm* comm, const Status& status) {
+  std::string message = status.message();
+  if (message.rfind(fn, 0) != 0) message = std::string(fn) + ": " + message;
+  recordLastError(comm && isLiveComm(comm) ? comm : nullptr, message);
+}
+
+template <typename Body>
+ncclResult_t apiCall(const char* fn, Comm* comm, Body&& body) noexcept {
+  try {
+    LogRankScope scope(comm && isLiveComm(comm) ? comm->rank : -1);
+    BRAID_LOG(LogLevel::Info, kLogCall, "%s", fn);
+    Status status = body();
+    if (status.code() != ncclSuccess && status.code() != ncclInProgress) publishFailure(fn, comm, status);
+    return status.code();
+  } catch (const std::bad_alloc&) {
+    Status status = BRAID_ERROR(ncclSystemError, "%s: out of host memory", fn);
+    publishFailure(fn, comm, status);
+    return status.code();
+  } catch (const std::exception& e) {
+    Status status = BRAID_ERROR(ncclInternalError, "%s: unexpected internal exception: %s", fn, e.what());
+    publishFailure(fn, comm, status);
+    return status.code();
+  } catch (...) {
+    Status status = BRAID_ERROR(ncclInternalError, "%s: unexpected internal exception", fn);
+    publishFailure(fn, comm, status);
+    return status.code();
+  }
+}
+
+// Argument checks shared by the entry points.
+inline Status checkComm(const ncclComm* comm, const char* fn) {
+  if (!comm) return BRAID_ERROR(ncclInvalidArgument, "%s: comm is NULL", fn);
+  if (!isLiveComm(comm)) {
+    return BRAID_ERROR(ncclInvalidArgument, "%s: comm %p is not a live communicator (already destroyed, never "
+                       "created, or not a ncclComm_t)", fn, static_cast<const void*>(comm));
+  }
+  return okStatus();
+}
+
+inline Status checkPointer(const void* p, const char* fn, const char* what) {
+  if (!p) return BRAID_ERROR(ncclInvalidArgument, "%s: %s is NULL", fn, what);
+  return okStatus();
+}
+
+// Functions of NCCL's API whose implementation is not part of this Braid version.
+inline Status notImplemented(const char* fn, const char* what) {
+  return BRAID_ERROR(ncclInvalidUsage, "%s is not implemented in this version of Braid (%s)", fn, what);
+}
+
+}  // namespace braid::api

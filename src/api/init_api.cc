@@ -1,0 +1,170 @@
+// Creating, splitting and destroying communicators.
+#include <vector>
+
+#include "api/api_guard.h"
+#include "core/comm_init.h"
+
+using braid::Status;
+namespace api = braid::api;
+
+namespace {
+
+// A blocking init that failed leaves nothing behind: the handle is freed and set to NULL,
+// as in NCCL. Non-blocking communicators stay for ncclCommGetAsyncError and destroy.
+Status finishInit(Status started, braid::Comm* comm, ncclComm_t* out) {
+  if (!started.ok() && started.code() != ncclInProgress && comm && !braid::inGroup()) {
+    // Keep the reason: the communicator that carried it is going away.
+    (void)braid::destroyComm(comm, /*abort=*/true);
+    *out = nullptr;
+  }
+  return started;
+}
+
+Status initRank(const char* fn, ncclComm_t* newcomm, int nranks, const ncclUniqueId* ids, int nIds, int rank,
+                ncclConfig_t* config) {
+  BRAID_CHECK(api::checkPointer(newcomm, fn, "comm (the ncclComm_t* to fill)"));
+  *newcomm = nullptr;
+  braid::InitRequest request;
+  Status built = braid::buildInitRequest(fn, nranks, rank, ids, nIds, config, &request);
+  if (!built.ok()) {
+    if (braid::inGroup()) braid::recordGroupError(built);
+    return built;
+  }
+  braid::Comm* comm = nullptr;
+  Status started = braid::startCommInit(std::move(request), &comm);
+  *newcomm = comm;
+  return finishInit(std::move(started), comm, newcomm);
+}
+
+}  // namespace
+
+BRAID_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
+  return api::apiCall("ncclGetUniqueId", nullptr, [&]() -> Status {
+    BRAID_CHECK(api::checkPointer(uniqueId, "ncclGetUniqueId", "uniqueId"));
+    return braid::createUniqueId(uniqueId);
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+          ncclConfig_t* config) {
+  return api::apiCall("ncclCommInitRankConfig", nullptr, [&]() -> Status {
+    return initRank("ncclCommInitRankConfig", comm, nranks, &commId, 1, rank, config);
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  return api::apiCall("ncclCommInitRank", nullptr, [&]() -> Status {
+    return initRank("ncclCommInitRank", comm, nranks, &commId, 1, rank, nullptr);
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank, int nId,
+          ncclUniqueId* commIds, ncclConfig_t* config) {
+  return api::apiCall("ncclCommInitRankScalable", nullptr, [&]() -> Status {
+    BRAID_CHECK(api::checkPointer(commIds, "ncclCommInitRankScalable", "commIds"));
+    return initRank("ncclCommInitRankScalable", newcomm, nranks, commIds, nId, myrank, config);
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int* devlist) {
+  return api::apiCall("ncclCommInitAll", nullptr, [&]() -> Status {
+    const char* fn = "ncclCommInitAll";
+    BRAID_CHECK(api::checkPointer(comms, fn, "comm (array of ndev handles)"));
+    if (ndev < 1) return BRAID_ERROR(ncclInvalidArgument, "%s: ndev=%d must be at least 1", fn, ndev);
+    if (devlist) {
+      // Host mode has no devices; the list is still checked, as NCCL checks it.
+      for (int i = 0; i < ndev; ++i) {
+        if (devlist[i] < 0) return BRAID_ERROR(ncclInvalidArgument, "%s: devlist[%d]=%d is negative", fn, i, devlist[i]);
+        for (int j = 0; j < i; ++j) {
+          if (devlist[j] == devlist[i]) {
+            return BRAID_ERROR(ncclInvalidArgument, "%s: device %d appears twice in devlist (entries %d and %d)", fn,
+                               devlist[i], j, i);
+          }
+        }
+      }
+    }
+    for (int i = 0; i < ndev; ++i) comms[i] = nullptr;
+    ncclUniqueId id;
+    BRAID_CHECK(braid::createUniqueId(&id));
+    BRAID_CHECK(braid::groupStart());
+    Status firstError;
+    for (int i = 0; i < ndev; ++i) {
+      Status started = initRank(fn, &comms[i], ndev, &id, 1, i, nullptr);
+      if (!started.ok() && firstError.ok()) firstError = started;
+    }
+    Status ended = braid::groupEnd();
+    if (firstError.ok()) firstError = ended;
+    if (!firstError.ok()) {
+      for (int i = 0; i < ndev; ++i) {
+        if (comms[i]) (void)braid::destroyComm(comms[i], /*abort=*/true);
+        comms[i] = nullptr;
+      }
+    }
+    return firstError;
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+          ncclConfig_t* config) {
+  return api::apiCall("ncclCommSplit", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommSplit"));
+    BRAID_CHECK(api::checkPointer(newcomm, "ncclCommSplit", "newcomm"));
+    braid::Comm* child = nullptr;
+    Status started = braid::startCommSplit(comm, color, key, config, &child);
+    *newcomm = child;
+    return finishInit(std::move(started), child, newcomm);
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+          ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+  (void)excludeRanksList, (void)excludeRanksCount, (void)newcomm, (void)config, (void)shrinkFlags;
+  return api::apiCall("ncclCommShrink", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommShrink"));
+    return api::notImplemented("ncclCommShrink", "use ncclCommSplit to form a communicator of the remaining ranks");
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
+  (void)revokeFlags;
+  return api::apiCall("ncclCommRevoke", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommRevoke"));
+    return api::notImplemented("ncclCommRevoke", "use ncclCommAbort");
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
+  return api::apiCall("ncclCommFinalize", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommFinalize"));
+    ncclResult_t state = comm->asyncError.load();
+    if (state == ncclInProgress) {
+      return BRAID_ERROR(ncclInvalidUsage, "ncclCommFinalize: the communicator is still initializing (wait until "
+                         "ncclCommGetAsyncError stops returning ncclInProgress)");
+    }
+    if (state != ncclSuccess) {
+      return Status(state, "ncclCommFinalize: the communicator has failed: " + std::string(braid::lastErrorText(comm)));
+    }
+    if (comm->finalized.exchange(true)) {
+      return BRAID_ERROR(ncclInvalidUsage, "ncclCommFinalize: the communicator is already finalized");
+    }
+    // No operation can be outstanding when this returns: host-mode calls complete before
+    // returning, so there is nothing left to flush.
+    return braid::okStatus();
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
+  if (!comm) return ncclSuccess;  // as NCCL: destroying NULL is a no-op
+  return api::apiCall("ncclCommDestroy", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommDestroy"));
+    return braid::destroyComm(comm, /*abort=*/false);
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
+  if (!comm) return ncclSuccess;
+  return api::apiCall("ncclCommAbort", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommAbort"));
+    return braid::destroyComm(comm, /*abort=*/true);
+  });
+}

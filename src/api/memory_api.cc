@@ -1,0 +1,53 @@
+// Memory allocation and registration.
+#include "api/api_guard.h"
+#include "core/host_memory.h"
+
+using braid::Status;
+namespace api = braid::api;
+
+BRAID_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
+  return api::apiCall("ncclMemAlloc", nullptr, [&]() -> Status {
+    BRAID_CHECK(api::checkPointer(ptr, "ncclMemAlloc", "ptr"));
+    return braid::hostMemAlloc(size, ptr);
+  });
+}
+
+BRAID_API(ncclResult_t, ncclMemFree, void* ptr) {
+  return api::apiCall("ncclMemFree", nullptr, [&]() -> Status {
+    BRAID_CHECK(api::checkPointer(ptr, "ncclMemFree", "ptr"));
+    return braid::hostMemFree(ptr);
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size_t size, void** handle) {
+  (void)buff, (void)size, (void)handle;
+  return api::apiCall("ncclCommRegister", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommRegister"));
+    return api::notImplemented("ncclCommRegister", "buffer registration comes with GPU mode");
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle) {
+  (void)handle;
+  return api::apiCall("ncclCommDeregister", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommDeregister"));
+    return api::notImplemented("ncclCommDeregister", "buffer registration comes with GPU mode");
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+          int winFlags) {
+  (void)buff, (void)size, (void)win, (void)winFlags;
+  return api::apiCall("ncclCommWindowRegister", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommWindowRegister"));
+    return api::notImplemented("ncclCommWindowRegister", "symmetric memory windows are not supported");
+  });
+}
+
+BRAID_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
+  (void)win;
+  return api::apiCall("ncclCommWindowDeregister", comm, [&]() -> Status {
+    BRAID_CHECK(api::checkComm(comm, "ncclCommWindowDeregister"));
+    return api::notImplemented("ncclCommWindowDeregister", "symmetric memory windows are not supported");
+  });
+}

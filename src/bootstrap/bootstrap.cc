@@ -1,0 +1,254 @@
+#include "bootstrap/bootstrap.h"
+
+#include <cstring>
+
+#include "bootstrap/frames.h"
+#include "bootstrap/root.h"
+#include "util/format.h"
+#include "util/log.h"
+#include "util/socket.h"
+
+namespace braid {
+
+namespace {
+
+// The root answers at its own timeout; ranks wait a little longer so that they hear the
+// root's explanation (which ranks are missing) rather than a bare timeout of their own.
+constexpr double kReplyGraceSeconds = 15;
+
+Status sendHello(int fd, ConnKind kind, const Secret& secret, int fromRank, uint32_t tag,
+                 const std::vector<uint8_t>& payload, Deadline deadline, const AbortFlag* abort,
+                 const std::string& peer) {
+  Hello hello;
+  hello.secret = secret;
+  hello.kind = static_cast<uint32_t>(kind);
+  hello.fromRank = fromRank;
+  hello.tag = tag;
+  hello.payloadBytes = static_cast<uint32_t>(payload.size());
+  std::vector<uint8_t> bytes(Hello::kBytes);
+  hello.encode(bytes.data());
+  bytes.insert(bytes.end(), payload.begin(), payload.end());
+  return socketSendAll(fd, bytes.data(), bytes.size(), deadline, abort, peer);
+}
+
+}  // namespace
+
+Status Bootstrap::create(BootstrapConfig config, const AbortFlag* abort, std::unique_ptr<Bootstrap>* out) {
+  if (config.ids.empty() || config.nranks < 1 || config.rank < 0 || config.rank >= config.nranks) {
+    return BRAID_ERROR(ncclInternalError, "bootstrap created with rank %d of %d and %zu ids", config.rank,
+                       config.nranks, config.ids.size());
+  }
+  std::unique_ptr<Bootstrap> boot(new Bootstrap());
+  boot->rank_ = config.rank;
+  boot->nranks_ = config.nranks;
+  boot->timeoutSec_ = config.timeoutSec;
+  boot->secret_ = config.ids[0].secret;
+  boot->abort_ = abort;
+  SocketAddress bindAddr = config.localAddress;
+  bindAddr.setPort(0);
+  BRAID_CHECK(boot->listener_.open(bindAddr, boot->secret_, strFormat("rank %d", config.rank)));
+  config.self.rank = config.rank;
+  config.self.bootstrap = boot->listener_.address();
+
+  if (config.serveRootHere) {
+    BootstrapListener rootListener;
+    UniqueFd fd;
+    SocketAddress bound;
+    Status listening = socketListen(config.ids[0].root, &fd, &bound, /*reuseAddr=*/true);
+    if (!listening.ok()) {
+      return listening.addContext("NCCL_COMM_ID: rank 0 cannot serve the bootstrap root (is the address one of this "
+                                  "host's, and the port free?)");
+    }
+    rootListener.adopt(std::move(fd), bound, config.ids[0].secret, "bootstrap root (NCCL_COMM_ID)");
+    launchRootThread(std::move(rootListener), config.ids[0], config.timeoutSec);
+  }
+
+  BRAID_CHECK(boot->join(config));
+  BRAID_CHECK(boot->connectRing());
+  *out = std::move(boot);
+  return okStatus();
+}
+
+Bootstrap::~Bootstrap() = default;
+
+std::string Bootstrap::describePeer(int rank) const {
+  if (rank >= 0 && rank < static_cast<int>(peers_.size())) {
+    const PeerInfo& p = peers_[rank];
+    return strFormat("rank %d (%s pid %d, %s)", rank, p.hostname.c_str(), p.pid, p.bootstrap.toString().c_str());
+  }
+  return strFormat("rank %d", rank);
+}
+
+Status Bootstrap::join(BootstrapConfig& config) {
+  int nIds = static_cast<int>(config.ids.size());
+  int idIndex = rootIndexOfRank(rank_, nranks_, nIds);
+  const UniqueIdContents& myRoot = config.ids[idIndex];
+  std::string rootName = strFormat("the bootstrap root at %s", myRoot.root.toString().c_str());
+
+  JoinRequest request;
+  request.nranks = nranks_;
+  request.nIds = nIds;
+  request.idIndex = idIndex;
+  request.self = config.self;
+  request.root0 = config.ids[0];
+
+  Deadline connectDeadline = Deadline::afterSeconds(timeoutSec_);
+  UniqueFd fd;
+  Status connected = socketConnect(myRoot.root, connectDeadline, abort_, rootName, &fd);
+  if (!connected.ok()) {
+    return connected.addContext(strFormat("rank %d could not reach the bootstrap root (was ncclGetUniqueId's process "
+                                          "still running, and is %s reachable from this host?)",
+                                          rank_, myRoot.root.hostText().c_str()));
+  }
+  BRAID_CHECK(sendHello(fd.get(), ConnKind::RootJoin, myRoot.secret, rank_, 0, encodeJoinRequest(request),
+                        connectDeadline, abort_, rootName));
+  BRAID_TRACE(kLogBootstrap, "rank %d joined %s; waiting for the other ranks", rank_, rootName.c_str());
+
+  std::vector<uint8_t> bytes;
+  Deadline replyDeadline = Deadline::afterSeconds(timeoutSec_ + kReplyGraceSeconds);
+  Status received = recvFrame(fd.get(), maxPayloadBytes(ConnKind::SliceJoin), replyDeadline, abort_, rootName, &bytes);
+  if (!received.ok()) {
+    if (aborted(abort_)) return received;
+    return received.addContext(strFormat("rank %d: waiting for the root's list of ranks", rank_));
+  }
+  JoinReply reply;
+  BRAID_CHECK(decodeJoinReply(bytes, nranks_, &reply));
+  if (!reply.ok) {
+    return BRAID_ERROR(reply.errorCode, "bootstrap failed: %s", reply.error.c_str());
+  }
+  if (static_cast<int>(reply.peers.size()) != nranks_) {
+    return BRAID_ERROR(ncclInternalError, "bootstrap root sent %zu ranks, expected %d", reply.peers.size(), nranks_);
+  }
+  for (int r = 0; r < nranks_; ++r) {
+    if (reply.peers[r].rank != r) {
+      return BRAID_ERROR(ncclInternalError, "bootstrap root sent an inconsistent table (entry %d is rank %d)", r,
+                         reply.peers[r].rank);
+    }
+    if (reply.peers[r].braidVersion != config.self.braidVersion) {
+      return BRAID_ERROR(ncclInvalidUsage, "rank %d runs Braid %s but %s runs Braid %s: all ranks must load the same "
+                         "library version", rank_, config.self.braidVersion.c_str(), reply.peers[r].describe().c_str(),
+                         reply.peers[r].braidVersion.c_str());
+    }
+  }
+  peers_ = std::move(reply.peers);
+  return okStatus();
+}
+
+Status Bootstrap::connectRing() {
+  if (nranks_ == 1) return okStatus();
+  int next = (rank_ + 1) % nranks_;
+  int prev = (rank_ - 1 + nranks_) % nranks_;
+  Deadline deadline = exchangeDeadline();
+  std::string nextName = describePeer(next);
+  BRAID_CHECK(socketConnect(peers_[next].bootstrap, deadline, abort_, nextName, &ringSend_));
+  BRAID_CHECK(sendHello(ringSend_.get(), ConnKind::Ring, secret_, rank_, 0, {}, deadline, abort_, nextName));
+  IncomingConnection link;
+  Status waited = waitFor(ConnKind::Ring, prev, 0, deadline, &link);
+  if (!waited.ok()) {
+    if (aborted(abort_)) return waited;
+    return BRAID_ERROR(ncclRemoteError, "rank %d: %s did not open its bootstrap ring link within %.0f s (did it "
+                       "fail during init, or can it not reach %s?)", rank_, describePeer(prev).c_str(), timeoutSec_,
+                       listener_.address().toString().c_str());
+  }
+  ringRecv_ = std::move(link.fd);
+  return okStatus();
+}
+
+Status Bootstrap::waitFor(ConnKind kind, int fromRank, uint32_t tag, Deadline deadline, IncomingConnection* out) {
+  auto matches = [&](const IncomingConnection& c) {
+    return c.hello.kind == static_cast<uint32_t>(kind) && c.hello.fromRank == fromRank && c.hello.tag == tag;
+  };
+  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+    if (matches(*it)) {
+      *out = std::move(*it);
+      unexpected_.erase(it);
+      return okStatus();
+    }
+  }
+  while (true) {
+    IncomingConnection conn;
+    BRAID_CHECK(listener_.next(deadline, abort_, &conn));
+    if (conn.hello.fromRank < 0 || conn.hello.fromRank >= nranks_) {
+      BRAID_WARN("rank %d: ignoring a bootstrap connection claiming to be rank %d", rank_, conn.hello.fromRank);
+      continue;
+    }
+    if (matches(conn)) {
+      *out = std::move(conn);
+      return okStatus();
+    }
+    unexpected_.push_back(std::move(conn));
+  }
+}
+
+Status Bootstrap::allGather(void* data, size_t bytesPerRank) {
+  if (nranks_ == 1 || bytesPerRank == 0) return okStatus();
+  auto* base = static_cast<uint8_t*>(data);
+  int next = (rank_ + 1) % nranks_;
+  int prev = (rank_ - 1 + nranks_) % nranks_;
+  std::string nextName = describePeer(next), prevName = describePeer(prev);
+  Deadline deadline = exchangeDeadline();
+  // Step s forwards the block that arrived in step s-1 (our own at s = 0).
+  for (int step = 0; step < nranks_ - 1; ++step) {
+    int sendBlock = (rank_ - step + nranks_) % nranks_;
+    int recvBlock = (rank_ - step - 1 + nranks_) % nranks_;
+    Status exchanged = socketExchange(ringSend_.get(), base + sendBlock * bytesPerRank, bytesPerRank, nextName,
+                                      ringRecv_.get(), base + recvBlock * bytesPerRank, bytesPerRank, prevName,
+                                      deadline, abort_);
+    if (!exchanged.ok()) return exchanged.addContext(strFormat("rank %d: bootstrap allgather", rank_));
+  }
+  return okStatus();
+}
+
+Status Bootstrap::barrier() {
+  std::vector<uint8_t> token(nranks_, 1);
+  return allGather(token.data(), 1);
+}
+
+Status Bootstrap::send(int peer, uint32_t tag, const void* data, size_t bytes) {
+  if (peer < 0 || peer >= nranks_) return BRAID_ERROR(ncclInternalError, "bootstrap send to rank %d", peer);
+  if (bytes > maxPayloadBytes(ConnKind::P2p)) {
+    return BRAID_ERROR(ncclInternalError, "bootstrap message of %zu bytes is too large", bytes);
+  }
+  const auto* p = static_cast<const uint8_t*>(data);
+  std::vector<uint8_t> payload(p, p + bytes);
+  if (peer == rank_) {
+    IncomingConnection self;
+    self.hello.kind = static_cast<uint32_t>(ConnKind::P2p);
+    self.hello.fromRank = rank_;
+    self.hello.tag = tag;
+    self.payload = std::move(payload);
+    unexpected_.push_back(std::move(self));
+    return okStatus();
+  }
+  std::string name = describePeer(peer);
+  Deadline deadline = exchangeDeadline();
+  UniqueFd fd;
+  BRAID_CHECK(socketConnect(peers_[peer].bootstrap, deadline, abort_, name, &fd));
+  return sendHello(fd.get(), ConnKind::P2p, secret_, rank_, tag, payload, deadline, abort_, name);
+}
+
+Status Bootstrap::recv(int peer, uint32_t tag, std::vector<uint8_t>* data) {
+  if (peer < 0 || peer >= nranks_) return BRAID_ERROR(ncclInternalError, "bootstrap recv from rank %d", peer);
+  IncomingConnection conn;
+  Status waited = waitFor(ConnKind::P2p, peer, tag, exchangeDeadline(), &conn);
+  if (!waited.ok()) {
+    if (aborted(abort_)) return waited;
+    return BRAID_ERROR(ncclRemoteError, "rank %d: no bootstrap message (tag %u) from %s within %.0f s", rank_, tag,
+                       describePeer(peer).c_str(), timeoutSec_);
+  }
+  *data = std::move(conn.payload);
+  return okStatus();
+}
+
+Status Bootstrap::recvExact(int peer, uint32_t tag, void* data, size_t bytes) {
+  std::vector<uint8_t> payload;
+  BRAID_CHECK(recv(peer, tag, &payload));
+  if (payload.size() != bytes) {
+    return BRAID_ERROR(ncclInternalError, "bootstrap message from %s (tag %u) has %zu bytes, expected %zu",
+                       describePeer(peer).c_str(), tag, payload.size(), bytes);
+  }
+  std::memcpy(data, payload.data(), bytes);
+  return okStatus();
+}
+
+}  // namespace braid

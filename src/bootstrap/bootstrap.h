@@ -1,0 +1,73 @@
+// A rank's out-of-band channel to the other ranks of its communicator. Created at init:
+// it joins the root (which answers with every rank's PeerInfo), then links the ranks into
+// a TCP ring. Afterwards it carries all out-of-band exchanges: allGather and barrier
+// around the ring, and tagged point-to-point messages (connection handles of the
+// transports). Every wait is bounded by the bootstrap timeout and watches the
+// communicator's abort flag.
+//
+// Not thread-safe: the communicator uses it from one thread at a time.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "bootstrap/listener.h"
+#include "bootstrap/unique_id.h"
+#include "bootstrap/wire.h"
+
+namespace braid {
+
+struct BootstrapConfig {
+  int rank = -1;
+  int nranks = 0;
+  std::vector<UniqueIdContents> ids;  // one, or several for ncclCommInitRankScalable
+  double timeoutSec = 300;
+  SocketAddress localAddress;         // address to listen on (port ignored)
+  PeerInfo self;                      // this rank's description (rank and address filled in here)
+  bool serveRootHere = false;         // NCCL_COMM_ID on rank 0: this rank's process runs the root
+};
+
+class Bootstrap {
+ public:
+  static Status create(BootstrapConfig config, const AbortFlag* abort, std::unique_ptr<Bootstrap>* out);
+  ~Bootstrap();
+  Bootstrap(const Bootstrap&) = delete;
+  Bootstrap& operator=(const Bootstrap&) = delete;
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const std::vector<PeerInfo>& peers() const { return peers_; }
+  const SocketAddress& address() const { return listener_.address(); }
+  double timeoutSec() const { return timeoutSec_; }
+
+  // `data` holds nranks blocks of `bytesPerRank`; this rank's block is filled in, the
+  // others are received.
+  Status allGather(void* data, size_t bytesPerRank);
+  Status barrier();
+  Status send(int peer, uint32_t tag, const void* data, size_t bytes);
+  Status recv(int peer, uint32_t tag, std::vector<uint8_t>* data);
+  // Receives exactly `bytes` bytes (a different size is an error).
+  Status recvExact(int peer, uint32_t tag, void* data, size_t bytes);
+
+ private:
+  Bootstrap() = default;
+  Status join(BootstrapConfig& config);
+  Status connectRing();
+  // Waits for a connection of `kind` from `fromRank` with `tag`, keeping others for later.
+  Status waitFor(ConnKind kind, int fromRank, uint32_t tag, Deadline deadline, IncomingConnection* out);
+  std::string describePeer(int rank) const;
+  Deadline exchangeDeadline() const { return Deadline::afterSeconds(timeoutSec_); }
+
+  int rank_ = -1;
+  int nranks_ = 0;
+  double timeoutSec_ = 300;
+  Secret secret_{};
+  const AbortFlag* abort_ = nullptr;
+  BootstrapListener listener_;
+  std::vector<PeerInfo> peers_;
+  UniqueFd ringSend_;  // to rank+1
+  UniqueFd ringRecv_;  // from rank-1
+  std::vector<IncomingConnection> unexpected_;
+};
+
+}  // namespace braid

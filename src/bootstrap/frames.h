@@ -1,0 +1,19 @@
+// Length-prefixed messages on an established bootstrap connection (replies from a root,
+// messages after a Hello). The length is checked against a maximum before any allocation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/deadline.h"
+#include "util/status.h"
+
+namespace braid {
+
+Status sendFrame(int fd, const std::vector<uint8_t>& payload, Deadline deadline, const AbortFlag* abort,
+                 const std::string& peer);
+Status recvFrame(int fd, size_t maxBytes, Deadline deadline, const AbortFlag* abort, const std::string& peer,
+                 std::vector<uint8_t>* payload);
+
+}  // namespace braid

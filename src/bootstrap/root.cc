@@ -1,0 +1,350 @@
+#include "bootstrap/root.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "bootstrap/frames.h"
+#include "util/format.h"
+#include "util/log.h"
+#include "util/socket.h"
+
+namespace braid {
+
+int rootIndexOfRank(int rank, int nranks, int nIds) {
+  return static_cast<int>(static_cast<int64_t>(rank) * nIds / nranks);
+}
+
+namespace {
+
+constexpr int kReplySeconds = 10;
+
+struct JoinedRank {
+  PeerInfo info;
+  UniqueFd fd;
+  SocketAddress from;
+};
+
+struct JoinedSlice {
+  std::vector<PeerInfo> peers;
+  UniqueFd fd;
+};
+
+// One communicator's worth of root work: gather, validate, answer.
+class RootSession {
+ public:
+  RootSession(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop)
+      : listener_(listener), id_(id), timeoutSec_(timeoutSec), stop_(stop) {}
+
+  Status run() {
+    Deadline deadline = Deadline::afterSeconds(timeoutSec_);
+    while (!readyToAnswer()) {
+      IncomingConnection conn;
+      Status got = listener_.next(deadline, stop_, &conn);
+      if (!got.ok()) {
+        if (aborted(stop_)) {
+          failAll(ncclRemoteError, "the bootstrap root was shut down (its process is exiting) before all ranks "
+                                   "joined");
+          return got;
+        }
+        if (nranks_ < 0) {
+          BRAID_INFO(kLogBootstrap, "bootstrap root %s: no rank joined within %.0f s; closing it",
+                     listener_.address().toString().c_str(), timeoutSec_);
+          return okStatus();
+        }
+        return fail(ncclRemoteError, missingRanksMessage());
+      }
+      bool first = nranks_ < 0;
+      Status handled = dispatch(conn);
+      if (!handled.ok()) return fail(handled.code(), handled.message());
+      if (first && nranks_ > 0) deadline = Deadline::afterSeconds(timeoutSec_);
+    }
+    return answer();
+  }
+
+ private:
+  bool mySliceComplete() const { return nranks_ > 0 && static_cast<int>(ranks_.size()) == sliceSize(idIndex_); }
+  bool readyToAnswer() const {
+    if (!mySliceComplete()) return false;
+    if (nIds_ == 1 || idIndex_ != 0) return true;
+    return static_cast<int>(slices_.size()) == nIds_ - 1;
+  }
+
+  int sliceSize(int index) const {
+    int count = 0;
+    for (int r = 0; r < nranks_; ++r) count += rootIndexOfRank(r, nranks_, nIds_) == index;
+    return count;
+  }
+
+  Status dispatch(IncomingConnection& conn) {
+    switch (static_cast<ConnKind>(conn.hello.kind)) {
+      case ConnKind::RootJoin: return onRankJoin(conn);
+      case ConnKind::SliceJoin: return onSliceJoin(conn);
+      default:
+        BRAID_WARN("bootstrap root: ignoring a %s connection from %s (roots only take joins)",
+                   connKindName(static_cast<ConnKind>(conn.hello.kind)), conn.from.toString().c_str());
+        return okStatus();
+    }
+  }
+
+  Status adoptShape(int nranks, int nIds, int idIndex, const std::string& who) {
+    if (nranks_ < 0) {
+      nranks_ = nranks;
+      nIds_ = nIds;
+      idIndex_ = idIndex;
+      firstWho_ = who;
+      return okStatus();
+    }
+    if (nranks != nranks_) {
+      return Status(ncclInvalidUsage, strFormat("ranks disagree on the communicator size: %s says nranks=%d, %s says "
+                                                "nranks=%d", firstWho_.c_str(), nranks_, who.c_str(), nranks));
+    }
+    if (nIds != nIds_ || idIndex != idIndex_) {
+      return Status(ncclInvalidUsage, strFormat("ranks disagree on the unique ids: %s uses id %d of %d, %s uses id %d "
+                                                "of %d (every rank must pass the same ids in the same order)",
+                                                firstWho_.c_str(), idIndex_, nIds_, who.c_str(), idIndex, nIds));
+    }
+    return okStatus();
+  }
+
+  Status onRankJoin(IncomingConnection& conn) {
+    JoinRequest request;
+    Status decoded = decodeJoinRequest(conn.payload, &request);
+    if (!decoded.ok()) {
+      BRAID_WARN("bootstrap root: ignoring a join from %s: %s", conn.from.toString().c_str(),
+                 decoded.message().c_str());
+      return okStatus();
+    }
+    const PeerInfo& peer = request.self;
+    std::string who = peer.describe();
+    BRAID_CHECK(adoptShape(request.nranks, request.nIds, request.idIndex, who));
+    if (request.nIds > 1) root0_ = request.root0;
+    if (peer.rank < 0 || peer.rank >= nranks_) {
+      return Status(ncclInvalidUsage, strFormat("%s is outside a communicator of %d ranks", who.c_str(), nranks_));
+    }
+    if (rootIndexOfRank(peer.rank, nranks_, nIds_) != idIndex_) {
+      return Status(ncclInvalidUsage, strFormat("%s joined through unique id %d but rank %d belongs to id %d: every "
+                                                "rank must pass the same ids in the same order", who.c_str(), idIndex_,
+                                                peer.rank, rootIndexOfRank(peer.rank, nranks_, nIds_)));
+    }
+    if (auto existing = ranks_.find(peer.rank); existing != ranks_.end()) {
+      // Keep the connection so that both claimants hear why.
+      extraFds_.push_back(std::move(conn.fd));
+      return Status(ncclInvalidUsage,
+                    strFormat("two processes claim rank %d: %s pid %d (from %s) and %s pid %d (from %s); check the "
+                              "rank each process computes from its launcher's variables", peer.rank,
+                              existing->second.info.hostname.c_str(), existing->second.info.pid,
+                              existing->second.from.hostText().c_str(), peer.hostname.c_str(), peer.pid,
+                              conn.from.hostText().c_str()));
+    }
+    BRAID_TRACE(kLogBootstrap, "bootstrap root: %s joined from %s", who.c_str(), conn.from.toString().c_str());
+    ranks_[peer.rank] = JoinedRank{peer, std::move(conn.fd), conn.from};
+    return okStatus();
+  }
+
+  Status onSliceJoin(IncomingConnection& conn) {
+    SliceJoin slice;
+    Status decoded = decodeSliceJoin(conn.payload, &slice);
+    if (!decoded.ok()) {
+      BRAID_WARN("bootstrap root: ignoring a slice from %s: %s", conn.from.toString().c_str(),
+                 decoded.message().c_str());
+      return okStatus();
+    }
+    std::string who = strFormat("the root of unique id %d (%s)", slice.idIndex, conn.from.toString().c_str());
+    if (nranks_ < 0) {
+      // Root 0's own ranks have not arrived yet: take the shape from the slice.
+      BRAID_CHECK(adoptShape(slice.nranks, slice.nIds, 0, who));
+    } else if (slice.nranks != nranks_ || slice.nIds != nIds_) {
+      return Status(ncclInvalidUsage, strFormat("%s reports nranks=%d with %d ids, but %s says nranks=%d with %d ids",
+                                                who.c_str(), slice.nranks, slice.nIds, firstWho_.c_str(), nranks_,
+                                                nIds_));
+    }
+    if (idIndex_ != 0 || slice.idIndex <= 0 || slice.idIndex >= nIds_ || slices_.count(slice.idIndex) ||
+        static_cast<int>(slice.peers.size()) != sliceSize(slice.idIndex)) {
+      return Status(ncclInvalidUsage, strFormat("unexpected slice from %s", who.c_str()));
+    }
+    slices_[slice.idIndex] = JoinedSlice{std::move(slice.peers), std::move(conn.fd)};
+    return okStatus();
+  }
+
+  std::string missingRanksMessage() const {
+    std::vector<int> missing;
+    for (int r = 0; r < nranks_; ++r) {
+      int owner = rootIndexOfRank(r, nranks_, nIds_);
+      if (owner == idIndex_) {
+        if (!ranks_.count(r)) missing.push_back(r);
+      } else if (idIndex_ == 0 && !slices_.count(owner)) {
+        missing.push_back(r);  // root 0 waits for whole slices; other roots only for their own ranks
+      }
+    }
+    int arrived = static_cast<int>(ranks_.size());
+    for (const auto& [index, slice] : slices_) arrived += static_cast<int>(slice.peers.size());
+    return strFormat("rank(s) %s of %d never joined within %.0f s (BRAID_BOOTSTRAP_TIMEOUT); %d arrived. Check that "
+                     "every process was started, that all were given the same nranks and unique id, and that the "
+                     "bootstrap root %s is reachable from their hosts",
+                     formatRankRanges(missing).c_str(), nranks_, timeoutSec_, arrived,
+                     listener_.address().toString().c_str());
+  }
+
+  std::vector<int> connectedFds() const {
+    std::vector<int> fds;
+    for (const auto& [rank, joined] : ranks_) fds.push_back(joined.fd.get());
+    for (const auto& [index, slice] : slices_) fds.push_back(slice.fd.get());
+    for (const UniqueFd& fd : extraFds_) fds.push_back(fd.get());
+    return fds;
+  }
+
+  void sendToAll(const JoinReply& reply) {
+    std::vector<uint8_t> bytes = encodeJoinReply(reply);
+    Deadline deadline = Deadline::afterSeconds(kReplySeconds);
+    for (int fd : connectedFds()) {
+      Status sent = sendFrame(fd, bytes, deadline, stop_, "a joined rank");
+      if (!sent.ok()) BRAID_INFO(kLogBootstrap, "bootstrap root: could not answer a rank: %s", sent.message().c_str());
+    }
+  }
+
+  void failAll(ncclResult_t code, const std::string& message) {
+    JoinReply reply;
+    reply.ok = false;
+    reply.errorCode = code;
+    reply.error = message;
+    sendToAll(reply);
+  }
+
+  Status fail(ncclResult_t code, const std::string& message) {
+    BRAID_WARN("bootstrap root %s: %s", listener_.address().toString().c_str(), message.c_str());
+    failAll(code, message);
+    return Status(code, message);
+  }
+
+  Status answer() {
+    JoinReply reply;
+    reply.ok = true;
+    if (nIds_ > 1 && idIndex_ != 0) {
+      BRAID_CHECK(forwardSliceToRoot0(&reply));
+      if (!reply.ok) {
+        failAll(reply.errorCode, reply.error);
+        return Status(reply.errorCode, reply.error);
+      }
+    } else {
+      reply.peers.resize(nranks_);
+      for (auto& [rank, joined] : ranks_) reply.peers[rank] = joined.info;
+      for (auto& [index, slice] : slices_) {
+        for (PeerInfo& peer : slice.peers) {
+          if (peer.rank < 0 || peer.rank >= nranks_ || reply.peers[peer.rank].rank >= 0) {
+            return fail(ncclInvalidUsage, strFormat("rank %d reported twice across unique ids", peer.rank));
+          }
+          reply.peers[peer.rank] = peer;
+        }
+      }
+    }
+    sendToAll(reply);
+    BRAID_INFO(kLogBootstrap, "bootstrap root %s: all %d ranks joined", listener_.address().toString().c_str(),
+               nranks_);
+    return okStatus();
+  }
+
+  Status forwardSliceToRoot0(JoinReply* reply) {
+    SliceJoin slice;
+    slice.nranks = nranks_;
+    slice.nIds = nIds_;
+    slice.idIndex = idIndex_;
+    for (auto& [rank, joined] : ranks_) slice.peers.push_back(joined.info);
+    std::vector<uint8_t> payload = encodeSliceJoin(slice);
+    std::string peer = "bootstrap root 0 at " + root0_.root.toString();
+    Deadline deadline = Deadline::afterSeconds(timeoutSec_ + kReplySeconds);
+    UniqueFd fd;
+    BRAID_CHECK(socketConnect(root0_.root, deadline, stop_, peer, &fd));
+    Hello hello;
+    hello.secret = root0_.secret;
+    hello.kind = static_cast<uint32_t>(ConnKind::SliceJoin);
+    hello.payloadBytes = static_cast<uint32_t>(payload.size());
+    uint8_t header[Hello::kBytes];
+    hello.encode(header);
+    BRAID_CHECK(socketSendAll(fd.get(), header, sizeof(header), deadline, stop_, peer));
+    BRAID_CHECK(socketSendAll(fd.get(), payload.data(), payload.size(), deadline, stop_, peer));
+    std::vector<uint8_t> bytes;
+    BRAID_CHECK(recvFrame(fd.get(), maxPayloadBytes(ConnKind::SliceJoin), deadline, stop_, peer, &bytes));
+    return decodeJoinReply(bytes, nranks_, reply);
+  }
+
+  BootstrapListener& listener_;
+  UniqueIdContents id_;
+  double timeoutSec_;
+  const AbortFlag* stop_;
+  int nranks_ = -1;
+  int nIds_ = 0;
+  int idIndex_ = -1;
+  std::string firstWho_;
+  UniqueIdContents root0_;
+  std::map<int, JoinedRank> ranks_;
+  std::map<int, JoinedSlice> slices_;
+  std::vector<UniqueFd> extraFds_;
+};
+
+// Owns the root threads of this process; joins them at exit after asking them to stop.
+class RootRegistry {
+ public:
+  static RootRegistry& instance() {
+    static RootRegistry registry;
+    return registry;
+  }
+  void launch(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reapFinishedLocked();
+    auto entry = std::make_unique<Entry>();
+    Entry* raw = entry.get();
+    raw->thread = std::thread([this, raw, listener = std::move(listener), id, timeoutSec]() mutable {
+      try {
+        Status served = serveRoot(listener, id, timeoutSec, &stop_);
+        (void)served;  // failures were reported to the ranks and logged
+      } catch (const std::exception& e) {
+        BRAID_WARN("bootstrap root thread failed: %s", e.what());
+      }
+      raw->done.store(true);
+    });
+    entries_.push_back(std::move(entry));
+  }
+  ~RootRegistry() {
+    stop_.store(true);
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& entry : entries_) {
+      if (entry->thread.joinable()) entry->thread.join();
+    }
+  }
+
+ private:
+  struct Entry {
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+  void reapFinishedLocked() {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if ((*it)->done.load()) {
+        (*it)->thread.join();
+        it = entries_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  std::mutex mutex_;
+  AbortFlag stop_{false};
+  std::vector<std::unique_ptr<Entry>> entries_;
+};
+
+}  // namespace
+
+Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop) {
+  RootSession session(listener, id, timeoutSec, stop);
+  Status result = session.run();
+  listener.close();
+  return result;
+}
+
+void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec) {
+  RootRegistry::instance().launch(std::move(listener), id, timeoutSec);
+}
+
+}  // namespace braid

@@ -1,0 +1,28 @@
+// The bootstrap root: the thread that ncclGetUniqueId starts (or rank 0 under
+// NCCL_COMM_ID). It collects every rank's PeerInfo and answers each with the whole table,
+// or — when ranks disagree on the communicator size, claim the same rank, or do not all
+// arrive within the bootstrap timeout — with a message that says so and names the ranks.
+//
+// With several unique ids (ncclCommInitRankScalable) root k serves the ranks r with
+// r * nIds / nranks == k, and forwards its slice to root 0, which assembles the table
+// and hands it back down.
+#pragma once
+
+#include "bootstrap/listener.h"
+#include "bootstrap/unique_id.h"
+
+namespace braid {
+
+// Which root serves rank `rank`.
+int rootIndexOfRank(int rank, int nranks, int nIds);
+
+// Serves on `listener` in a background thread until the table is delivered, the
+// communicator fails, or `timeoutSec` passes without it completing. Threads are joined
+// at process exit.
+void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec);
+
+// Serves in the calling thread (tests and launchRootThread).
+Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec,
+                 const AbortFlag* stop);
+
+}  // namespace braid

@@ -1,0 +1,92 @@
+#include "bootstrap/unique_id.h"
+
+#include <cstring>
+
+#include "util/host_identity.h"
+
+namespace braid {
+
+namespace {
+
+constexpr uint64_t kIdMagic = 0x3144494449415242ull;  // "BRAIDID1" little-endian
+constexpr uint32_t kIdFormat = 1;
+constexpr size_t kChecksumOffset = NCCL_UNIQUE_ID_BYTES - 4;
+
+uint32_t checksum(const uint8_t* bytes) {
+  uint64_t h = fnv1a64(bytes, kChecksumOffset);
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+}  // namespace
+
+void encodeUniqueId(const UniqueIdContents& contents, ncclUniqueId* id) {
+  uint8_t bytes[NCCL_UNIQUE_ID_BYTES] = {};
+  std::memcpy(bytes, &kIdMagic, 8);
+  std::memcpy(bytes + 8, &kIdFormat, 4);
+  std::memcpy(bytes + 16, contents.secret.data(), kSecretBytes);
+  contents.root.toWire(bytes + 32);
+  uint32_t sum = checksum(bytes);
+  std::memcpy(bytes + kChecksumOffset, &sum, 4);
+  std::memcpy(id->internal, bytes, NCCL_UNIQUE_ID_BYTES);
+}
+
+Status decodeUniqueId(const ncclUniqueId& id, UniqueIdContents* contents) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(id.internal);
+  uint64_t magic = 0;
+  uint32_t format = 0, sum = 0;
+  std::memcpy(&magic, bytes, 8);
+  std::memcpy(&format, bytes + 8, 4);
+  std::memcpy(&sum, bytes + kChecksumOffset, 4);
+  if (magic != kIdMagic) {
+    bool allZero = true;
+    for (size_t i = 0; i < NCCL_UNIQUE_ID_BYTES && allZero; ++i) allZero = bytes[i] == 0;
+    return BRAID_ERROR(ncclInvalidArgument,
+                       allZero ? "the ncclUniqueId is all zeros: it was never filled by ncclGetUniqueId (did this "
+                                 "rank receive it from the rank that created it?)"
+                               : "the ncclUniqueId was not made by Braid's ncclGetUniqueId (was it made by another "
+                                 "NCCL library, or corrupted in transit?)");
+  }
+  if (format != kIdFormat) {
+    return BRAID_ERROR(ncclInvalidArgument,
+                       "the ncclUniqueId has format %u but this Braid reads format %u: all ranks must run the same "
+                       "Braid version", format, kIdFormat);
+  }
+  if (sum != checksum(bytes)) {
+    return BRAID_ERROR(ncclInvalidArgument,
+                       "the ncclUniqueId is corrupted (checksum mismatch): copy all %d bytes unchanged to every rank",
+                       NCCL_UNIQUE_ID_BYTES);
+  }
+  UniqueIdContents parsed;
+  std::memcpy(parsed.secret.data(), bytes + 16, kSecretBytes);
+  if (!SocketAddress::fromWire(bytes + 32, &parsed.root) || parsed.root.port() == 0) {
+    return BRAID_ERROR(ncclInvalidArgument, "the ncclUniqueId holds no valid root address");
+  }
+  *contents = parsed;
+  return okStatus();
+}
+
+Status makeUniqueIdContents(const SocketAddress& root, UniqueIdContents* contents) {
+  UniqueIdContents fresh;
+  BRAID_CHECK(randomBytes(fresh.secret.data(), fresh.secret.size()));
+  fresh.root = root;
+  *contents = fresh;
+  return okStatus();
+}
+
+Status uniqueIdFromCommIdEnv(const std::string& commId, UniqueIdContents* contents) {
+  UniqueIdContents fixed;
+  Status parsed = SocketAddress::parse(commId, 0, &fixed.root);
+  if (!parsed.ok() || fixed.root.port() == 0) {
+    return BRAID_ERROR(ncclInvalidArgument, "NCCL_COMM_ID=%s is not <host>:<port> (%s)", commId.c_str(),
+                       parsed.ok() ? "port missing or 0" : parsed.message().c_str());
+  }
+  // Every rank derives the same secret from the text; it only guards against strays.
+  uint64_t a = fnv1a64(commId.data(), commId.size());
+  uint64_t b = fnv1a64(commId.data(), commId.size(), a);
+  std::memcpy(fixed.secret.data(), &a, 8);
+  std::memcpy(fixed.secret.data() + 8, &b, 8);
+  *contents = fixed;
+  return okStatus();
+}
+
+}  // namespace braid

@@ -1,0 +1,38 @@
+// What an ncclUniqueId carries: the address of a bootstrap root and a random secret that
+// every connection of the communicator must present. Layout of the 128 bytes:
+//   0  magic "BRAIDID1"   8  format version (u32)   12  reserved (u32)
+//   16 secret (16 bytes)  32 root address (24 bytes, SocketAddress wire form)
+//   56 zero padding ...   124 checksum (u32, FNV-1a of bytes 0..123, folded)
+// The checksum lets init tell "this is not an id from ncclGetUniqueId, or it was not
+// copied intact to every rank" from a network problem.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "nccl.h"
+#include "util/socket_address.h"
+#include "util/status.h"
+
+namespace braid {
+
+constexpr size_t kSecretBytes = 16;
+using Secret = std::array<uint8_t, kSecretBytes>;
+
+struct UniqueIdContents {
+  Secret secret{};
+  SocketAddress root;
+};
+
+void encodeUniqueId(const UniqueIdContents& contents, ncclUniqueId* id);
+// ncclInvalidArgument with a specific message when the bytes are not a valid Braid id.
+Status decodeUniqueId(const ncclUniqueId& id, UniqueIdContents* contents);
+
+// A fresh id for a root listening at `root`.
+Status makeUniqueIdContents(const SocketAddress& root, UniqueIdContents* contents);
+
+// NCCL_COMM_ID ("host:port"): a fixed root address known to every rank in advance. Its
+// secret is derived from the address, since no id is handed around.
+Status uniqueIdFromCommIdEnv(const std::string& commId, UniqueIdContents* contents);
+
+}  // namespace braid

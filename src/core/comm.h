@@ -1,0 +1,51 @@
+// The communicator: what ncclComm_t points to. It is a composition of owned parts — the
+// configuration, the bootstrap (out-of-band channel and the table of peers), the
+// placement of ranks on hosts — plus the state every API call and background thread
+// consults: the lifecycle state, the asynchronous error and the abort flag.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "core/comm_config.h"
+#include "core/rank_layout.h"
+#include "util/deadline.h"
+
+struct ncclComm {
+  // A live communicator has this magic; the API layer checks handles against the
+  // registry first, so the magic only guards the registry's own bookkeeping.
+  static constexpr uint64_t kMagic = 0x4d4d4f4344494152ull;  // "RAIDCOMM"
+  uint64_t magic = kMagic;
+
+  int rank = -1;
+  int nranks = 0;
+  int cudaDev = -1;  // -1: host mode
+  uint64_t commHash = 0;  // printed in logs to tell communicators apart
+  braid::CommConfig config;
+  std::unique_ptr<braid::Bootstrap> bootstrap;
+  braid::RankLayout layout;
+
+  // ncclInProgress while a non-blocking init (or other background work) runs, then
+  // ncclSuccess or the error that ended it.
+  std::atomic<ncclResult_t> asyncError{ncclSuccess};
+  braid::AbortFlag abortFlag{false};
+  std::atomic<bool> finalized{false};
+
+  // The background thread of a non-blocking init, joined by destroy/abort.
+  std::thread initThread;
+
+  // The message of the last error this communicator returned (ncclGetLastError(comm)).
+  std::mutex errorMutex;
+  std::string lastError;
+};
+
+namespace braid {
+
+using Comm = ncclComm;
+
+}  // namespace braid

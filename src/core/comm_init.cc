@@ -1,0 +1,211 @@
+#include "core/comm_init.h"
+
+#include <unistd.h>
+
+#include <cinttypes>
+
+#include "bootstrap/bootstrap_interface.h"
+#include "bootstrap/root.h"
+#include "braid/version.h"
+#include "core/comm_registry.h"
+#include "core/group.h"
+#include "core/params.h"
+#include "util/env.h"
+#include "util/format.h"
+#include "util/host_identity.h"
+#include "util/log.h"
+
+namespace braid {
+
+namespace {
+
+SocketSettings readSocketSettings() {
+  SocketSettings settings;
+  settings.ifname = params::kSocketIfname.get();
+  std::string family = params::kSocketFamily.get();
+  if (!family.empty() && !parseSocketFamily(family, &settings.family)) {
+    static bool warned = false;
+    if (!warned) {
+      warned = true;
+      BRAID_WARN("NCCL_SOCKET_FAMILY=%s is not AF_INET or AF_INET6; using addresses of any family", family.c_str());
+    }
+  }
+  return settings;
+}
+
+double bootstrapTimeoutSeconds() { return static_cast<double>(params::kBootstrapTimeout.get()); }
+
+void logVersionOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    BRAID_LOG(LogLevel::Version, kLogInit, "NCCL version %d.%d.%d+braid%s (host mode)", NCCL_MAJOR, NCCL_MINOR,
+              NCCL_PATCH, BRAID_VERSION_STRING);
+  });
+}
+
+// Host mode is the only executor so far; BRAID_DEVICE is validated so that a typo is
+// reported now rather than silently meaning something later.
+std::string executionModeReason() {
+  std::string device = params::kDevice.get();
+  if (equalsIgnoreCase(device, "cpu") || equalsIgnoreCase(device, "host")) return "BRAID_DEVICE=" + device;
+  if (!equalsIgnoreCase(device, "auto")) {
+    static bool warned = false;
+    if (!warned) {
+      warned = true;
+      BRAID_WARN("BRAID_DEVICE=%s is not 'auto' or 'cpu'; using auto", device.c_str());
+    }
+  }
+  return "this Braid version runs collectives on host memory only (GPU mode is not implemented yet)";
+}
+
+PeerInfo describeSelf() {
+  PeerInfo self;
+  self.hostHash = hostHash(params::kHostId.get());
+  self.pid = static_cast<int32_t>(getpid());
+  self.cudaDev = -1;
+  self.hostname = hostName();
+  self.busId = "host";
+  self.braidVersion = BRAID_VERSION_STRING;
+  return self;
+}
+
+}  // namespace
+
+Comm* allocateComm(int rank, int nranks, const CommConfig& config) {
+  auto* comm = new Comm();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->config = config;
+  comm->asyncError.store(ncclInProgress);
+  registerComm(comm);
+  return comm;
+}
+
+// The blocking part of init, run in the caller's thread, a group thread or the
+// communicator's background thread.
+Status runCommInit(Comm* comm, const InitRequest& request) {
+  LogRankScope scope(request.rank);
+  logVersionOnce();
+  const UniqueIdContents& myRoot =
+      request.ids[rootIndexOfRank(request.rank, request.nranks, static_cast<int>(request.ids.size()))];
+  comm->commHash = fnv1a64(request.ids[0].secret.data(), request.ids[0].secret.size());
+  BRAID_INFO(kLogInit, "%s comm %p rank %d nranks %d cudaDev -1 busId host commId 0x%" PRIx64 " - Init START",
+             request.apiName, static_cast<void*>(comm), request.rank, request.nranks, comm->commHash);
+
+  NetInterface iface;
+  BRAID_CHECK(chooseBootstrapInterface(readSocketSettings(), &myRoot.root, &iface));
+
+  BootstrapConfig boot;
+  boot.rank = request.rank;
+  boot.nranks = request.nranks;
+  boot.ids = request.ids;
+  boot.timeoutSec = bootstrapTimeoutSeconds();
+  boot.localAddress = iface.address;
+  boot.self = describeSelf();
+  boot.serveRootHere = request.serveRootHere;
+  BRAID_CHECK(Bootstrap::create(std::move(boot), &comm->abortFlag, &comm->bootstrap));
+
+  std::vector<uint64_t> hashes;
+  for (const PeerInfo& peer : comm->bootstrap->peers()) hashes.push_back(peer.hostHash);
+  comm->layout = RankLayout::fromHostHashes(hashes, request.rank);
+
+  BRAID_INFO(kLogInit, "Braid runs this communicator on host memory: %s", executionModeReason().c_str());
+  BRAID_INFO(kLogInit, "%s comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d - Init COMPLETE",
+             request.apiName, static_cast<void*>(comm), request.rank, request.nranks, comm->layout.nNodes,
+             comm->layout.localRanks, comm->layout.localRank);
+  return okStatus();
+}
+
+Status createUniqueId(ncclUniqueId* id) {
+  logVersionOnce();
+  UniqueIdContents contents;
+  std::string commId = params::kCommId.get();
+  if (!commId.empty()) {
+    // NCCL_COMM_ID: the root is started by rank 0 inside its init, at this fixed address.
+    BRAID_CHECK(uniqueIdFromCommIdEnv(commId, &contents));
+    encodeUniqueId(contents, id);
+    BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: NCCL_COMM_ID=%s; rank 0 will serve the bootstrap root",
+               commId.c_str());
+    return okStatus();
+  }
+  NetInterface iface;
+  BRAID_CHECK(chooseBootstrapInterface(readSocketSettings(), nullptr, &iface));
+  SocketAddress bindAddr = iface.address;
+  bindAddr.setPort(0);
+  BootstrapListener listener;
+  BRAID_CHECK(makeUniqueIdContents(SocketAddress(), &contents));
+  BRAID_CHECK(listener.open(bindAddr, contents.secret, "bootstrap root"));
+  contents.root = listener.address();
+  encodeUniqueId(contents, id);
+  BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: bootstrap root listening on %s", contents.root.toString().c_str());
+  launchRootThread(std::move(listener), contents, bootstrapTimeoutSeconds());
+  return okStatus();
+}
+
+Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUniqueId* ids, int nIds,
+                        const ncclConfig_t* config, InitRequest* out) {
+  if (nranks < 1) return BRAID_ERROR(ncclInvalidArgument, "%s: nranks=%d must be at least 1", apiName, nranks);
+  if (rank < 0 || rank >= nranks) {
+    return BRAID_ERROR(ncclInvalidArgument, "%s: rank=%d is outside [0, %d) (nranks=%d)", apiName, rank, nranks,
+                       nranks);
+  }
+  if (nIds < 1 || nIds > nranks) {
+    return BRAID_ERROR(ncclInvalidArgument, "%s: nId=%d must be between 1 and nranks=%d", apiName, nIds, nranks);
+  }
+  InitRequest request;
+  request.apiName = apiName;
+  request.nranks = nranks;
+  request.rank = rank;
+  for (int i = 0; i < nIds; ++i) {
+    UniqueIdContents contents;
+    Status decoded = decodeUniqueId(ids[i], &contents);
+    if (!decoded.ok()) {
+      return decoded.addContext(nIds > 1 ? strFormat("%s: unique id %d", apiName, i) : std::string(apiName));
+    }
+    request.ids.push_back(contents);
+  }
+  std::string commId = params::kCommId.get();
+  if (!commId.empty() && nIds == 1 && rank == 0) {
+    UniqueIdContents fromEnv;
+    if (uniqueIdFromCommIdEnv(commId, &fromEnv).ok() && fromEnv.root == request.ids[0].root &&
+        fromEnv.secret == request.ids[0].secret) {
+      request.serveRootHere = true;
+    }
+  }
+  BRAID_CHECK(resolveCommConfig(config, nullptr, &request.config));
+  *out = std::move(request);
+  return okStatus();
+}
+
+Status runOrDefer(GroupJob job) {
+  if (inGroup()) {
+    deferToGroup(std::move(job));
+    return okStatus();
+  }
+  std::vector<GroupJob> jobs;
+  jobs.push_back(std::move(job));
+  return launchJobs(std::move(jobs));
+}
+
+Status startCommInit(InitRequest request, Comm** out) {
+  Comm* comm = allocateComm(request.rank, request.nranks, request.config);
+  *out = comm;
+  GroupJob job;
+  job.comm = comm;
+  job.run = [comm, request = std::move(request)]() { return runCommInit(comm, request); };
+  return runOrDefer(std::move(job));
+}
+
+Status destroyComm(Comm* comm, bool abort) {
+  if (abort || comm->asyncError.load() == ncclInProgress) comm->abortFlag.store(true);
+  if (comm->initThread.joinable()) comm->initThread.join();
+  unregisterComm(comm);
+  LogRankScope scope(comm->rank);
+  BRAID_INFO(kLogInit, "comm %p rank %d nRanks %d - %s COMPLETE", static_cast<void*>(comm), comm->rank, comm->nranks,
+             abort ? "Abort" : "Destroy");
+  comm->magic = 0;
+  delete comm;
+  return okStatus();
+}
+
+}  // namespace braid

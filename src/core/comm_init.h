@@ -1,0 +1,45 @@
+// Creating communicators: ncclGetUniqueId's root, ncclCommInitRank*, ncclCommInitAll,
+// ncclCommSplit — and tearing them down.
+#pragma once
+
+#include <vector>
+
+#include "bootstrap/unique_id.h"
+#include "core/comm.h"
+#include "core/group.h"
+
+namespace braid {
+
+// ncclGetUniqueId: starts a root (or encodes NCCL_COMM_ID) and fills the id.
+Status createUniqueId(ncclUniqueId* id);
+
+struct InitRequest {
+  const char* apiName = "ncclCommInitRank";
+  int nranks = 0;
+  int rank = -1;
+  std::vector<UniqueIdContents> ids;
+  bool serveRootHere = false;  // NCCL_COMM_ID, rank 0
+  CommConfig config;
+};
+
+// Validates the ids and builds the request (shared by every init entry point).
+Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUniqueId* ids, int nIds,
+                        const ncclConfig_t* config, InitRequest* out);
+
+// Allocates and registers the communicator, then runs (or, inside a group, queues) its
+// init. Returns ncclInProgress for a non-blocking communicator.
+Status startCommInit(InitRequest request, Comm** out);
+
+// The pieces startCommInit and startCommSplit share.
+Comm* allocateComm(int rank, int nranks, const CommConfig& config);
+Status runCommInit(Comm* comm, const InitRequest& request);
+// Runs `job` now, or queues it when the calling thread is inside a group.
+Status runOrDefer(GroupJob job);
+
+// ncclCommSplit. *out is null for NCCL_SPLIT_NOCOLOR.
+Status startCommSplit(Comm* parent, int color, int key, const ncclConfig_t* config, Comm** out);
+
+// Frees the communicator. `abort`: stop whatever is in flight first (ncclCommAbort).
+Status destroyComm(Comm* comm, bool abort);
+
+}  // namespace braid

@@ -1,0 +1,130 @@
+#include "core/group.h"
+
+#include <thread>
+#include <vector>
+
+#include "util/log.h"
+
+namespace braid {
+
+namespace {
+
+struct GroupState {
+  int depth = 0;
+  std::vector<GroupJob> jobs;
+  Status firstError;
+};
+
+thread_local GroupState tlsGroup;
+
+// Runs one job and publishes its outcome on its communicator.
+Status runJob(GroupJob& job) {
+  Status result;
+  try {
+    result = job.run();
+  } catch (const std::bad_alloc&) {
+    result = Status(ncclSystemError, "out of host memory");
+  } catch (const std::exception& e) {
+    result = Status(ncclInternalError, std::string("unexpected exception: ") + e.what());
+  }
+  if (job.comm) job.comm->asyncError.store(result.ok() ? ncclSuccess : result.code());
+  if (!result.ok() && job.comm) {
+    std::lock_guard<std::mutex> lock(job.comm->errorMutex);
+    job.comm->lastError = result.message();
+  }
+  return result;
+}
+
+}  // namespace
+
+bool inGroup() { return tlsGroup.depth > 0; }
+
+Status groupStart() {
+  ++tlsGroup.depth;
+  return okStatus();
+}
+
+void deferToGroup(GroupJob job) { tlsGroup.jobs.push_back(std::move(job)); }
+
+void recordGroupError(const Status& status) {
+  if (tlsGroup.firstError.ok()) tlsGroup.firstError = status;
+}
+
+Status groupEnd() {
+  if (tlsGroup.depth == 0) {
+    return BRAID_ERROR(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
+  }
+  if (--tlsGroup.depth > 0) return okStatus();
+  std::vector<GroupJob> jobs = std::move(tlsGroup.jobs);
+  tlsGroup.jobs.clear();
+  Status error = std::move(tlsGroup.firstError);
+  tlsGroup.firstError = Status();
+  if (!error.ok()) {
+    // A call of the group was rejected: start nothing, and leave every communicator of the
+    // group failed with that reason so that the caller can destroy them.
+    for (GroupJob& job : jobs) {
+      if (job.comm) {
+        job.comm->asyncError.store(error.code());
+        std::lock_guard<std::mutex> lock(job.comm->errorMutex);
+        job.comm->lastError = "not started: another call of its group failed: " + error.message();
+      }
+    }
+    return error;
+  }
+  return launchJobs(std::move(jobs));
+}
+
+Status launchJobs(std::vector<GroupJob> jobs) {
+  if (jobs.empty()) return okStatus();
+  bool anyNonBlocking = false;
+  for (const GroupJob& job : jobs) anyNonBlocking |= job.comm && !job.comm->config.blocking;
+
+  if (anyNonBlocking) {
+    // Communicator jobs continue in their communicators' threads; jobs without one (a
+    // split that leaves this rank out) still take part in the exchange, here.
+    std::vector<GroupJob> inline_;
+    for (GroupJob& job : jobs) {
+      if (!job.comm) {
+        inline_.push_back(std::move(job));
+        continue;
+      }
+      Comm* comm = job.comm;
+      comm->asyncError.store(ncclInProgress);
+      comm->initThread = std::thread([job = std::move(job)]() mutable {
+        LogRankScope scope(job.comm->rank);
+        (void)runJob(job);
+      });
+    }
+    if (!inline_.empty()) BRAID_CHECK(launchJobs(std::move(inline_)));
+    return Status(ncclInProgress, "");
+  }
+
+  if (jobs.size() == 1) return runJob(jobs.front());
+
+  std::vector<Status> results(jobs.size());
+  std::vector<std::atomic<bool>> done(jobs.size());
+  std::atomic<int> firstFailed{-1};  // the root cause; later failures are usually its echo
+  std::vector<std::thread> threads;
+  threads.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    threads.emplace_back([&, i]() {
+      LogRankScope scope(jobs[i].comm ? jobs[i].comm->rank : -1);
+      results[i] = runJob(jobs[i]);
+      done[i].store(true);
+      if (!results[i].ok()) {
+        int none = -1;
+        if (firstFailed.compare_exchange_strong(none, static_cast<int>(i))) {
+          // Siblings probably wait for this one: end their waits now.
+          for (size_t j = 0; j < jobs.size(); ++j) {
+            if (j != i && !done[j].load() && jobs[j].comm) jobs[j].comm->abortFlag.store(true);
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int failed = firstFailed.load();
+  return failed >= 0 ? results[failed] : okStatus();
+}
+
+}  // namespace braid

@@ -1,0 +1,48 @@
+#include "core/last_error.h"
+
+#include <mutex>
+
+#include "core/comm_registry.h"
+
+namespace braid {
+
+namespace {
+
+std::mutex& globalMutex() {
+  static std::mutex* mutex = new std::mutex();
+  return *mutex;
+}
+
+std::string& globalLastError() {
+  static std::string* text = new std::string();
+  return *text;
+}
+
+}  // namespace
+
+void recordLastError(Comm* comm, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(globalMutex());
+    globalLastError() = message;
+  }
+  if (comm) {
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    comm->lastError = message;
+  }
+}
+
+const char* lastErrorText(Comm* comm) {
+  thread_local std::string copy;
+  if (comm && isLiveComm(comm)) {
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    if (!comm->lastError.empty()) {
+      copy = comm->lastError;
+      return copy.c_str();
+    }
+  }
+  std::lock_guard<std::mutex> lock(globalMutex());
+  copy = globalLastError();
+  return copy.c_str();
+}
+
+}  // namespace braid
