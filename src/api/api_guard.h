@@ -14,9 +14,9 @@
 #include "util/log.h"
 #include "util/status.h"
 
-#define BRAID_API(ret, name, ...)                                                                 \
-  extern "C" __attribute__((visibility("default"), weak)) ret name(__VA_ARGS__);                  \
-  extern "C" __attribute__((visibility("default"), alias(#name))) ret p##name(__VA_ARGS__);       \
+#define BRAID_API(ret, name, ...)                                                           \
+  extern "C" __attribute__((visibility("default"), weak)) ret name(__VA_ARGS__);            \
+  extern "C" __attribute__((visibility("default"), alias(#name))) ret p##name(__VA_ARGS__); \
   extern "C" ret name(__VA_ARGS__)
 
 namespace braid::api {
@@ -55,8 +55,10 @@ ncclResult_t apiCall(const char* fn, Comm* comm, Body&& body) noexcept {
 inline Status checkComm(const ncclComm* comm, const char* fn) {
   if (!comm) return BRAID_ERROR(ncclInvalidArgument, "%s: comm is NULL", fn);
   if (!isLiveComm(comm)) {
-    return BRAID_ERROR(ncclInvalidArgument, "%s: comm %p is not a live communicator (already destroyed, never "
-                       "created, or not a ncclComm_t)", fn, static_cast<const void*>(comm));
+    return BRAID_ERROR(ncclInvalidArgument,
+                       "%s: comm %p is not a live communicator (already destroyed, never "
+                       "created, or not a ncclComm_t)",
+                       fn, static_cast<const void*>(comm));
   }
   return okStatus();
 }

@@ -10,12 +10,12 @@ constexpr const char* kNoDataPath = "collectives arrive with the data path";
 
 }  // namespace
 
-#define BRAID_COLLECTIVE_NOT_YET(name, ...)                                   \
-  BRAID_API(ncclResult_t, name, __VA_ARGS__) {                                \
-    return api::apiCall(#name, comm, [&]() -> Status {                        \
-      BRAID_CHECK(api::checkComm(comm, #name));                               \
-      return api::notImplemented(#name, kNoDataPath);                         \
-    });                                                                       \
+#define BRAID_COLLECTIVE_NOT_YET(name, ...)            \
+  BRAID_API(ncclResult_t, name, __VA_ARGS__) {         \
+    return api::apiCall(#name, comm, [&]() -> Status { \
+      BRAID_CHECK(api::checkComm(comm, #name));        \
+      return api::notImplemented(#name, kNoDataPath);  \
+    });                                                \
   }
 
 BRAID_COLLECTIVE_NOT_YET(ncclAllReduce, const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t comm,

@@ -7,37 +7,6 @@
 using braid::Status;
 namespace api = braid::api;
 
-namespace {
-
-// A blocking init that failed leaves nothing behind: the handle is freed and set to NULL,
-// as in NCCL. Non-blocking communicators stay for ncclCommGetAsyncError and destroy.
-Status finishInit(Status started, braid::Comm* comm, ncclComm_t* out) {
-  if (!started.ok() && started.code() != ncclInProgress && comm && !braid::inGroup()) {
-    // Keep the reason: the communicator that carried it is going away.
-    (void)braid::destroyComm(comm, /*abort=*/true);
-    *out = nullptr;
-  }
-  return started;
-}
-
-Status initRank(const char* fn, ncclComm_t* newcomm, int nranks, const ncclUniqueId* ids, int nIds, int rank,
-                ncclConfig_t* config) {
-  BRAID_CHECK(api::checkPointer(newcomm, fn, "comm (the ncclComm_t* to fill)"));
-  *newcomm = nullptr;
-  braid::InitRequest request;
-  Status built = braid::buildInitRequest(fn, nranks, rank, ids, nIds, config, &request);
-  if (!built.ok()) {
-    if (braid::inGroup()) braid::recordGroupError(built);
-    return built;
-  }
-  braid::Comm* comm = nullptr;
-  Status started = braid::startCommInit(std::move(request), &comm);
-  *newcomm = comm;
-  return finishInit(std::move(started), comm, newcomm);
-}
-
-}  // namespace
-
 BRAID_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
   return api::apiCall("ncclGetUniqueId", nullptr, [&]() -> Status {
     BRAID_CHECK(api::checkPointer(uniqueId, "ncclGetUniqueId", "uniqueId"));
@@ -48,13 +17,13 @@ BRAID_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
 BRAID_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
           ncclConfig_t* config) {
   return api::apiCall("ncclCommInitRankConfig", nullptr, [&]() -> Status {
-    return initRank("ncclCommInitRankConfig", comm, nranks, &commId, 1, rank, config);
+    return braid::initCommunicator("ncclCommInitRankConfig", comm, nranks, &commId, 1, rank, config);
   });
 }
 
 BRAID_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
   return api::apiCall("ncclCommInitRank", nullptr, [&]() -> Status {
-    return initRank("ncclCommInitRank", comm, nranks, &commId, 1, rank, nullptr);
+    return braid::initCommunicator("ncclCommInitRank", comm, nranks, &commId, 1, rank, nullptr);
   });
 }
 
@@ -62,7 +31,7 @@ BRAID_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nrank
           ncclUniqueId* commIds, ncclConfig_t* config) {
   return api::apiCall("ncclCommInitRankScalable", nullptr, [&]() -> Status {
     BRAID_CHECK(api::checkPointer(commIds, "ncclCommInitRankScalable", "commIds"));
-    return initRank("ncclCommInitRankScalable", newcomm, nranks, commIds, nId, myrank, config);
+    return braid::initCommunicator("ncclCommInitRankScalable", newcomm, nranks, commIds, nId, myrank, config);
   });
 }
 
@@ -74,7 +43,8 @@ BRAID_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int*
     if (devlist) {
       // Host mode has no devices; the list is still checked, as NCCL checks it.
       for (int i = 0; i < ndev; ++i) {
-        if (devlist[i] < 0) return BRAID_ERROR(ncclInvalidArgument, "%s: devlist[%d]=%d is negative", fn, i, devlist[i]);
+        if (devlist[i] < 0)
+          return BRAID_ERROR(ncclInvalidArgument, "%s: devlist[%d]=%d is negative", fn, i, devlist[i]);
         for (int j = 0; j < i; ++j) {
           if (devlist[j] == devlist[i]) {
             return BRAID_ERROR(ncclInvalidArgument, "%s: device %d appears twice in devlist (entries %d and %d)", fn,
@@ -89,7 +59,7 @@ BRAID_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int*
     BRAID_CHECK(braid::groupStart());
     Status firstError;
     for (int i = 0; i < ndev; ++i) {
-      Status started = initRank(fn, &comms[i], ndev, &id, 1, i, nullptr);
+      Status started = braid::initCommunicator(fn, &comms[i], ndev, &id, 1, i, nullptr);
       if (!started.ok() && firstError.ok()) firstError = started;
     }
     Status ended = braid::groupEnd();
@@ -104,15 +74,14 @@ BRAID_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int*
   });
 }
 
-BRAID_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
-          ncclConfig_t* config) {
+BRAID_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
   return api::apiCall("ncclCommSplit", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommSplit"));
     BRAID_CHECK(api::checkPointer(newcomm, "ncclCommSplit", "newcomm"));
     braid::Comm* child = nullptr;
     Status started = braid::startCommSplit(comm, color, key, config, &child);
     *newcomm = child;
-    return finishInit(std::move(started), child, newcomm);
+    return braid::releaseIfFailed(std::move(started), child, newcomm);
   });
 }
 
@@ -138,7 +107,8 @@ BRAID_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
     BRAID_CHECK(api::checkComm(comm, "ncclCommFinalize"));
     ncclResult_t state = comm->asyncError.load();
     if (state == ncclInProgress) {
-      return BRAID_ERROR(ncclInvalidUsage, "ncclCommFinalize: the communicator is still initializing (wait until "
+      return BRAID_ERROR(ncclInvalidUsage,
+                         "ncclCommFinalize: the communicator is still initializing (wait until "
                          "ncclCommGetAsyncError stops returning ncclInProgress)");
     }
     if (state != ncclSuccess) {

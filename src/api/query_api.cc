@@ -8,8 +8,10 @@ namespace {
 
 Status checkKnown(const ncclComm* comm, const char* fn) {
   if (comm->nranks <= 0) {
-    return BRAID_ERROR(ncclInvalidUsage, "%s: the communicator is still being created (ncclCommGetAsyncError "
-                       "returns ncclInProgress until it is)", fn);
+    return BRAID_ERROR(ncclInvalidUsage,
+                       "%s: the communicator is still being created (ncclCommGetAsyncError "
+                       "returns ncclInProgress until it is)",
+                       fn);
   }
   return braid::okStatus();
 }

@@ -14,17 +14,25 @@ BRAID_API(ncclResult_t, ncclGetVersion, int* version) {
 
 BRAID_API(const char*, ncclGetErrorString, ncclResult_t result) {
   switch (result) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the Braid developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the Braid developers";
+    case ncclInvalidArgument:
+      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
     default:
-      braid::recordLastError(nullptr, braid::strFormat("ncclGetErrorString: %d is not a ncclResult_t value",
-                                                       static_cast<int>(result)));
+      braid::recordLastError(
+          nullptr, braid::strFormat("ncclGetErrorString: %d is not a ncclResult_t value", static_cast<int>(result)));
       return "unknown result code";
   }
 }
@@ -33,6 +41,4 @@ BRAID_API(const char*, ncclGetLastError, ncclComm_t comm) { return braid::lastEr
 
 BRAID_API(void, ncclResetDebugInit, void) { braid::logReset(); }
 
-extern "C" __attribute__((visibility("default"))) const char* braidVersionString(void) {
-  return BRAID_VERSION_STRING;
-}
+extern "C" __attribute__((visibility("default"))) const char* braidVersionString(void) { return BRAID_VERSION_STRING; }

@@ -56,8 +56,9 @@ Status Bootstrap::create(BootstrapConfig config, const AbortFlag* abort, std::un
     SocketAddress bound;
     Status listening = socketListen(config.ids[0].root, &fd, &bound, /*reuseAddr=*/true);
     if (!listening.ok()) {
-      return listening.addContext("NCCL_COMM_ID: rank 0 cannot serve the bootstrap root (is the address one of this "
-                                  "host's, and the port free?)");
+      return listening.addContext(
+          "NCCL_COMM_ID: rank 0 cannot serve the bootstrap root (is the address one of this "
+          "host's, and the port free?)");
     }
     rootListener.adopt(std::move(fd), bound, config.ids[0].secret, "bootstrap root (NCCL_COMM_ID)");
     launchRootThread(std::move(rootListener), config.ids[0], config.timeoutSec);
@@ -91,14 +92,16 @@ Status Bootstrap::join(BootstrapConfig& config) {
   request.idIndex = idIndex;
   request.self = config.self;
   request.root0 = config.ids[0];
+  request.timeoutMs = static_cast<uint32_t>(timeoutSec_ * 1000);
 
   Deadline connectDeadline = Deadline::afterSeconds(timeoutSec_);
   UniqueFd fd;
   Status connected = socketConnect(myRoot.root, connectDeadline, abort_, rootName, &fd);
   if (!connected.ok()) {
-    return connected.addContext(strFormat("rank %d could not reach the bootstrap root (was ncclGetUniqueId's process "
-                                          "still running, and is %s reachable from this host?)",
-                                          rank_, myRoot.root.hostText().c_str()));
+    return connected.addContext(
+        strFormat("rank %d could not reach the bootstrap root (was ncclGetUniqueId's process "
+                  "still running, and is %s reachable from this host?)",
+                  rank_, myRoot.root.hostText().c_str()));
   }
   BRAID_CHECK(sendHello(fd.get(), ConnKind::RootJoin, myRoot.secret, rank_, 0, encodeJoinRequest(request),
                         connectDeadline, abort_, rootName));
@@ -109,6 +112,12 @@ Status Bootstrap::join(BootstrapConfig& config) {
   Status received = recvFrame(fd.get(), maxPayloadBytes(ConnKind::SliceJoin), replyDeadline, abort_, rootName, &bytes);
   if (!received.ok()) {
     if (aborted(abort_)) return received;
+    if (replyDeadline.expired()) {
+      return BRAID_ERROR(ncclRemoteError,
+                         "rank %d: %s did not answer within %.0f s: not all ranks joined, or the "
+                         "root's process is stuck",
+                         rank_, rootName.c_str(), timeoutSec_ + kReplyGraceSeconds);
+    }
     return received.addContext(strFormat("rank %d: waiting for the root's list of ranks", rank_));
   }
   JoinReply reply;
@@ -125,8 +134,10 @@ Status Bootstrap::join(BootstrapConfig& config) {
                          reply.peers[r].rank);
     }
     if (reply.peers[r].braidVersion != config.self.braidVersion) {
-      return BRAID_ERROR(ncclInvalidUsage, "rank %d runs Braid %s but %s runs Braid %s: all ranks must load the same "
-                         "library version", rank_, config.self.braidVersion.c_str(), reply.peers[r].describe().c_str(),
+      return BRAID_ERROR(ncclInvalidUsage,
+                         "rank %d runs Braid %s but %s runs Braid %s: all ranks must load the same "
+                         "library version",
+                         rank_, config.self.braidVersion.c_str(), reply.peers[r].describe().c_str(),
                          reply.peers[r].braidVersion.c_str());
     }
   }
@@ -146,9 +157,10 @@ Status Bootstrap::connectRing() {
   Status waited = waitFor(ConnKind::Ring, prev, 0, deadline, &link);
   if (!waited.ok()) {
     if (aborted(abort_)) return waited;
-    return BRAID_ERROR(ncclRemoteError, "rank %d: %s did not open its bootstrap ring link within %.0f s (did it "
-                       "fail during init, or can it not reach %s?)", rank_, describePeer(prev).c_str(), timeoutSec_,
-                       listener_.address().toString().c_str());
+    return BRAID_ERROR(ncclRemoteError,
+                       "rank %d: %s did not open its bootstrap ring link within %.0f s (did it "
+                       "fail during init, or can it not reach %s?)",
+                       rank_, describePeer(prev).c_str(), timeoutSec_, listener_.address().toString().c_str());
   }
   ringRecv_ = std::move(link.fd);
   return okStatus();
@@ -191,9 +203,9 @@ Status Bootstrap::allGather(void* data, size_t bytesPerRank) {
   for (int step = 0; step < nranks_ - 1; ++step) {
     int sendBlock = (rank_ - step + nranks_) % nranks_;
     int recvBlock = (rank_ - step - 1 + nranks_) % nranks_;
-    Status exchanged = socketExchange(ringSend_.get(), base + sendBlock * bytesPerRank, bytesPerRank, nextName,
-                                      ringRecv_.get(), base + recvBlock * bytesPerRank, bytesPerRank, prevName,
-                                      deadline, abort_);
+    Status exchanged =
+        socketExchange(ringSend_.get(), base + sendBlock * bytesPerRank, bytesPerRank, nextName, ringRecv_.get(),
+                       base + recvBlock * bytesPerRank, bytesPerRank, prevName, deadline, abort_);
     if (!exchanged.ok()) return exchanged.addContext(strFormat("rank %d: bootstrap allgather", rank_));
   }
   return okStatus();

@@ -22,9 +22,9 @@ struct BootstrapConfig {
   int nranks = 0;
   std::vector<UniqueIdContents> ids;  // one, or several for ncclCommInitRankScalable
   double timeoutSec = 300;
-  SocketAddress localAddress;         // address to listen on (port ignored)
-  PeerInfo self;                      // this rank's description (rank and address filled in here)
-  bool serveRootHere = false;         // NCCL_COMM_ID on rank 0: this rank's process runs the root
+  SocketAddress localAddress;  // address to listen on (port ignored)
+  PeerInfo self;               // this rank's description (rank and address filled in here)
+  bool serveRootHere = false;  // NCCL_COMM_ID on rank 0: this rank's process runs the root
 };
 
 class Bootstrap {

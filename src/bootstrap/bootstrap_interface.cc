@@ -21,7 +21,8 @@ Status chooseBootstrapInterface(const SocketSettings& settings, const SocketAddr
   *chosen = choice.ranked.front();
   if (logEnabled(LogLevel::Info, kLogBootstrap)) {
     std::string others;
-    for (size_t i = 1; i < choice.ranked.size(); ++i) others += (others.empty() ? "" : ", ") + choice.ranked[i].describe();
+    for (size_t i = 1; i < choice.ranked.size(); ++i)
+      others += (others.empty() ? "" : ", ") + choice.ranked[i].describe();
     BRAID_INFO(kLogBootstrap, "Bootstrap: using %s: %s%s%s", chosen->describe().c_str(), choice.reason.c_str(),
                others.empty() ? "" : "; other candidates: ", others.c_str());
   }

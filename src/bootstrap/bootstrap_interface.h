@@ -9,8 +9,8 @@
 namespace braid {
 
 struct SocketSettings {
-  std::string ifname;       // NCCL_SOCKET_IFNAME
-  int family = AF_UNSPEC;   // NCCL_SOCKET_FAMILY
+  std::string ifname;      // NCCL_SOCKET_IFNAME
+  int family = AF_UNSPEC;  // NCCL_SOCKET_FAMILY
   std::string sysfsRoot = "/sys";
 };
 

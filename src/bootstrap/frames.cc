@@ -16,8 +16,10 @@ Status recvFrame(int fd, size_t maxBytes, Deadline deadline, const AbortFlag* ab
   uint32_t length = 0;
   BRAID_CHECK(socketRecvAll(fd, &length, sizeof(length), deadline, abort, peer));
   if (length > maxBytes) {
-    return BRAID_ERROR(ncclInternalError, "%s announced a %u-byte bootstrap message (at most %zu expected): "
-                       "corrupted stream or incompatible peer", peer.c_str(), length, maxBytes);
+    return BRAID_ERROR(ncclInternalError,
+                       "%s announced a %u-byte bootstrap message (at most %zu expected): "
+                       "corrupted stream or incompatible peer",
+                       peer.c_str(), length, maxBytes);
   }
   payload->assign(length, 0);
   return socketRecvAll(fd, payload->data(), length, deadline, abort, peer);

@@ -66,7 +66,8 @@ bool BootstrapListener::advance(Pending& pending, bool* dropIt) {
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
     drop(pending, n == 0 ? strFormat("closed after %zu bytes, before completing Braid's handshake (a port scanner "
-                                     "or health check?)", pending.filled)
+                                     "or health check?)",
+                                     pending.filled)
                          : strFormat("read failed: %s", std::strerror(errno)));
     *dropIt = true;
     return false;
@@ -75,21 +76,23 @@ bool BootstrapListener::advance(Pending& pending, bool* dropIt) {
     pending.hello = Hello::decode(pending.buffer.data());
     pending.haveHello = true;
     if (pending.hello.magic != kHelloMagic) {
-      drop(pending, "it does not start with Braid's bootstrap magic (a stray process, a port scanner, or another "
-                    "library's traffic)");
+      drop(pending,
+           "it does not start with Braid's bootstrap magic (a stray process, a port scanner, or another "
+           "library's traffic)");
       *dropIt = true;
       return false;
     }
     if (pending.hello.secret != secret_) {
-      drop(pending, "its secret belongs to another communicator (a stale job, or a rank started with a different "
-                    "ncclUniqueId)");
+      drop(pending,
+           "its secret belongs to another communicator (a stale job, or a rank started with a different "
+           "ncclUniqueId)");
       *dropIt = true;
       return false;
     }
     ConnKind kind = static_cast<ConnKind>(pending.hello.kind);
     if (pending.hello.kind < 1 || pending.hello.kind > 4 || pending.hello.payloadBytes > maxPayloadBytes(kind)) {
-      drop(pending, strFormat("invalid handshake (kind %u, %u payload bytes)", pending.hello.kind,
-                              pending.hello.payloadBytes));
+      drop(pending,
+           strFormat("invalid handshake (kind %u, %u payload bytes)", pending.hello.kind, pending.hello.payloadBytes));
       *dropIt = true;
       return false;
     }

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
-#include <thread>
+#include <memory>
 
 #include "bootstrap/frames.h"
+#include "util/background_threads.h"
 #include "util/format.h"
 #include "util/log.h"
 #include "util/socket.h"
@@ -44,8 +44,9 @@ class RootSession {
       Status got = listener_.next(deadline, stop_, &conn);
       if (!got.ok()) {
         if (aborted(stop_)) {
-          failAll(ncclRemoteError, "the bootstrap root was shut down (its process is exiting) before all ranks "
-                                   "joined");
+          failAll(ncclRemoteError,
+                  "the bootstrap root was shut down (its process is exiting) before all ranks "
+                  "joined");
           return got;
         }
         if (nranks_ < 0) {
@@ -57,8 +58,12 @@ class RootSession {
       }
       bool first = nranks_ < 0;
       Status handled = dispatch(conn);
-      if (!handled.ok()) return fail(handled.code(), handled.message());
-      if (first && nranks_ > 0) deadline = Deadline::afterSeconds(timeoutSec_);
+      if (!handled.ok()) {
+        // The rank that caused the failure hears the reason too.
+        if (conn.fd.valid()) extraFds_.push_back(std::move(conn.fd));
+        return fail(handled.code(), handled.message());
+      }
+      if (first && nranks_ > 0) deadline = Deadline::afterSeconds(timeoutSec_);  // counts from the first join
     }
     return answer();
   }
@@ -79,8 +84,10 @@ class RootSession {
 
   Status dispatch(IncomingConnection& conn) {
     switch (static_cast<ConnKind>(conn.hello.kind)) {
-      case ConnKind::RootJoin: return onRankJoin(conn);
-      case ConnKind::SliceJoin: return onSliceJoin(conn);
+      case ConnKind::RootJoin:
+        return onRankJoin(conn);
+      case ConnKind::SliceJoin:
+        return onSliceJoin(conn);
       default:
         BRAID_WARN("bootstrap root: ignoring a %s connection from %s (roots only take joins)",
                    connKindName(static_cast<ConnKind>(conn.hello.kind)), conn.from.toString().c_str());
@@ -98,7 +105,8 @@ class RootSession {
     }
     if (nranks != nranks_) {
       return Status(ncclInvalidUsage, strFormat("ranks disagree on the communicator size: %s says nranks=%d, %s says "
-                                                "nranks=%d", firstWho_.c_str(), nranks_, who.c_str(), nranks));
+                                                "nranks=%d",
+                                                firstWho_.c_str(), nranks_, who.c_str(), nranks));
     }
     if (nIds != nIds_ || idIndex != idIndex_) {
       return Status(ncclInvalidUsage, strFormat("ranks disagree on the unique ids: %s uses id %d of %d, %s uses id %d "
@@ -118,23 +126,24 @@ class RootSession {
     }
     const PeerInfo& peer = request.self;
     std::string who = peer.describe();
+    bool first = nranks_ < 0;
     BRAID_CHECK(adoptShape(request.nranks, request.nIds, request.idIndex, who));
+    if (first && request.timeoutMs > 0) timeoutSec_ = request.timeoutMs / 1000.0;
     if (request.nIds > 1) root0_ = request.root0;
     if (peer.rank < 0 || peer.rank >= nranks_) {
       return Status(ncclInvalidUsage, strFormat("%s is outside a communicator of %d ranks", who.c_str(), nranks_));
     }
     if (rootIndexOfRank(peer.rank, nranks_, nIds_) != idIndex_) {
-      return Status(ncclInvalidUsage, strFormat("%s joined through unique id %d but rank %d belongs to id %d: every "
-                                                "rank must pass the same ids in the same order", who.c_str(), idIndex_,
-                                                peer.rank, rootIndexOfRank(peer.rank, nranks_, nIds_)));
+      return Status(ncclInvalidUsage,
+                    strFormat("%s joined through unique id %d but rank %d belongs to id %d: every "
+                              "rank must pass the same ids in the same order",
+                              who.c_str(), idIndex_, peer.rank, rootIndexOfRank(peer.rank, nranks_, nIds_)));
     }
     if (auto existing = ranks_.find(peer.rank); existing != ranks_.end()) {
-      // Keep the connection so that both claimants hear why.
-      extraFds_.push_back(std::move(conn.fd));
       return Status(ncclInvalidUsage,
                     strFormat("two processes claim rank %d: %s pid %d (from %s) and %s pid %d (from %s); check the "
-                              "rank each process computes from its launcher's variables", peer.rank,
-                              existing->second.info.hostname.c_str(), existing->second.info.pid,
+                              "rank each process computes from its launcher's variables",
+                              peer.rank, existing->second.info.hostname.c_str(), existing->second.info.pid,
                               existing->second.from.hostText().c_str(), peer.hostname.c_str(), peer.pid,
                               conn.from.hostText().c_str()));
     }
@@ -156,9 +165,9 @@ class RootSession {
       // Root 0's own ranks have not arrived yet: take the shape from the slice.
       BRAID_CHECK(adoptShape(slice.nranks, slice.nIds, 0, who));
     } else if (slice.nranks != nranks_ || slice.nIds != nIds_) {
-      return Status(ncclInvalidUsage, strFormat("%s reports nranks=%d with %d ids, but %s says nranks=%d with %d ids",
-                                                who.c_str(), slice.nranks, slice.nIds, firstWho_.c_str(), nranks_,
-                                                nIds_));
+      return Status(ncclInvalidUsage,
+                    strFormat("%s reports nranks=%d with %d ids, but %s says nranks=%d with %d ids", who.c_str(),
+                              slice.nranks, slice.nIds, firstWho_.c_str(), nranks_, nIds_));
     }
     if (idIndex_ != 0 || slice.idIndex <= 0 || slice.idIndex >= nIds_ || slices_.count(slice.idIndex) ||
         static_cast<int>(slice.peers.size()) != sliceSize(slice.idIndex)) {
@@ -180,11 +189,11 @@ class RootSession {
     }
     int arrived = static_cast<int>(ranks_.size());
     for (const auto& [index, slice] : slices_) arrived += static_cast<int>(slice.peers.size());
-    return strFormat("rank(s) %s of %d never joined within %.0f s (BRAID_BOOTSTRAP_TIMEOUT); %d arrived. Check that "
-                     "every process was started, that all were given the same nranks and unique id, and that the "
-                     "bootstrap root %s is reachable from their hosts",
-                     formatRankRanges(missing).c_str(), nranks_, timeoutSec_, arrived,
-                     listener_.address().toString().c_str());
+    return strFormat(
+        "rank(s) %s of %d never joined within %.0f s (BRAID_BOOTSTRAP_TIMEOUT); %d arrived. Check that "
+        "every process was started, that all were given the same nranks and unique id, and that the "
+        "bootstrap root %s is reachable from their hosts",
+        formatRankRanges(missing).c_str(), nranks_, timeoutSec_, arrived, listener_.address().toString().c_str());
   }
 
   std::vector<int> connectedFds() const {
@@ -283,57 +292,6 @@ class RootSession {
   std::vector<UniqueFd> extraFds_;
 };
 
-// Owns the root threads of this process; joins them at exit after asking them to stop.
-class RootRegistry {
- public:
-  static RootRegistry& instance() {
-    static RootRegistry registry;
-    return registry;
-  }
-  void launch(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    reapFinishedLocked();
-    auto entry = std::make_unique<Entry>();
-    Entry* raw = entry.get();
-    raw->thread = std::thread([this, raw, listener = std::move(listener), id, timeoutSec]() mutable {
-      try {
-        Status served = serveRoot(listener, id, timeoutSec, &stop_);
-        (void)served;  // failures were reported to the ranks and logged
-      } catch (const std::exception& e) {
-        BRAID_WARN("bootstrap root thread failed: %s", e.what());
-      }
-      raw->done.store(true);
-    });
-    entries_.push_back(std::move(entry));
-  }
-  ~RootRegistry() {
-    stop_.store(true);
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& entry : entries_) {
-      if (entry->thread.joinable()) entry->thread.join();
-    }
-  }
-
- private:
-  struct Entry {
-    std::thread thread;
-    std::atomic<bool> done{false};
-  };
-  void reapFinishedLocked() {
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      if ((*it)->done.load()) {
-        (*it)->thread.join();
-        it = entries_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  std::mutex mutex_;
-  AbortFlag stop_{false};
-  std::vector<std::unique_ptr<Entry>> entries_;
-};
-
 }  // namespace
 
 Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop) {
@@ -343,8 +301,13 @@ Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double
   return result;
 }
 
-void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec) {
-  RootRegistry::instance().launch(std::move(listener), id, timeoutSec);
+void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec,
+                      std::function<void()> onDone) {
+  auto shared = std::make_shared<BootstrapListener>(std::move(listener));
+  startBackgroundThread([shared, id, timeoutSec, onDone = std::move(onDone)](const AbortFlag& stop) {
+    (void)serveRoot(*shared, id, timeoutSec, &stop);  // failures were reported to the ranks and logged
+    if (onDone) onDone();
+  });
 }
 
 }  // namespace braid

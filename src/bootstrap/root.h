@@ -8,6 +8,8 @@
 // and hands it back down.
 #pragma once
 
+#include <functional>
+
 #include "bootstrap/listener.h"
 #include "bootstrap/unique_id.h"
 
@@ -17,12 +19,12 @@ namespace braid {
 int rootIndexOfRank(int rank, int nranks, int nIds);
 
 // Serves on `listener` in a background thread until the table is delivered, the
-// communicator fails, or `timeoutSec` passes without it completing. Threads are joined
-// at process exit.
-void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec);
+// communicator fails, or `timeoutSec` passes without it completing; then calls `onDone`
+// (may be empty). Threads are joined at process exit.
+void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec,
+                      std::function<void()> onDone = {});
 
 // Serves in the calling thread (tests and launchRootThread).
-Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec,
-                 const AbortFlag* stop);
+Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop);
 
 }  // namespace braid

@@ -49,7 +49,8 @@ Status decodeUniqueId(const ncclUniqueId& id, UniqueIdContents* contents) {
   if (format != kIdFormat) {
     return BRAID_ERROR(ncclInvalidArgument,
                        "the ncclUniqueId has format %u but this Braid reads format %u: all ranks must run the same "
-                       "Braid version", format, kIdFormat);
+                       "Braid version",
+                       format, kIdFormat);
   }
   if (sum != checksum(bytes)) {
     return BRAID_ERROR(ncclInvalidArgument,

@@ -45,10 +45,14 @@ bool plausibleCounts(int32_t nranks, int32_t nIds, int32_t idIndex) {
 
 const char* connKindName(ConnKind kind) {
   switch (kind) {
-    case ConnKind::RootJoin: return "root-join";
-    case ConnKind::SliceJoin: return "slice-join";
-    case ConnKind::Ring: return "ring";
-    case ConnKind::P2p: return "p2p";
+    case ConnKind::RootJoin:
+      return "root-join";
+    case ConnKind::SliceJoin:
+      return "slice-join";
+    case ConnKind::Ring:
+      return "ring";
+    case ConnKind::P2p:
+      return "p2p";
   }
   return "unknown";
 }
@@ -77,17 +81,19 @@ Hello Hello::decode(const uint8_t in[kBytes]) {
 
 size_t maxPayloadBytes(ConnKind kind) {
   switch (kind) {
-    case ConnKind::RootJoin: return 4096;
-    case ConnKind::SliceJoin: return 64u << 20;
-    case ConnKind::Ring: return 0;
-    case ConnKind::P2p: return 64u << 20;
+    case ConnKind::RootJoin:
+      return 4096;
+    case ConnKind::SliceJoin:
+      return 64u << 20;
+    case ConnKind::Ring:
+      return 0;
+    case ConnKind::P2p:
+      return 64u << 20;
   }
   return 0;
 }
 
-std::string PeerInfo::describe() const {
-  return strFormat("rank %d (%s pid %d)", rank, hostname.c_str(), pid);
-}
+std::string PeerInfo::describe() const { return strFormat("rank %d (%s pid %d)", rank, hostname.c_str(), pid); }
 
 std::vector<uint8_t> encodeJoinRequest(const JoinRequest& request) {
   ByteWriter w;
@@ -96,6 +102,7 @@ std::vector<uint8_t> encodeJoinRequest(const JoinRequest& request) {
   w.i32(request.nIds);
   w.i32(request.idIndex);
   encodePeer(w, request.self);
+  w.u32(request.timeoutMs);
   w.raw(request.root0.secret.data(), kSecretBytes);
   uint8_t addr[SocketAddress::kWireBytes];
   request.root0.root.toWire(addr);
@@ -109,11 +116,14 @@ Status decodeJoinRequest(const std::vector<uint8_t>& bytes, JoinRequest* out) {
   uint8_t addr[SocketAddress::kWireBytes];
   if (!r.u32(&req.protocol)) return malformed("join");
   if (req.protocol != kProtocolVersion) {
-    return BRAID_ERROR(ncclInvalidUsage, "a rank speaks bootstrap protocol %u, this one %u: run the same Braid "
-                       "version everywhere", req.protocol, kProtocolVersion);
+    return BRAID_ERROR(ncclInvalidUsage,
+                       "a rank speaks bootstrap protocol %u, this one %u: run the same Braid "
+                       "version everywhere",
+                       req.protocol, kProtocolVersion);
   }
   if (!r.i32(&req.nranks) || !r.i32(&req.nIds) || !r.i32(&req.idIndex) || !decodePeer(r, &req.self) ||
-      !r.raw(req.root0.secret.data(), kSecretBytes) || !r.raw(addr, sizeof(addr)) || !r.finished()) {
+      !r.u32(&req.timeoutMs) || !r.raw(req.root0.secret.data(), kSecretBytes) || !r.raw(addr, sizeof(addr)) ||
+      !r.finished()) {
     return malformed("join");
   }
   SocketAddress::fromWire(addr, &req.root0.root);  // may be empty when nIds == 1

@@ -47,7 +47,7 @@ struct PeerInfo {
   int32_t rank = -1;
   uint64_t hostHash = 0;
   int32_t pid = 0;
-  int32_t cudaDev = -1;     // -1: host mode
+  int32_t cudaDev = -1;  // -1: host mode
   std::string hostname;
   std::string busId;        // "host" in host mode
   SocketAddress bootstrap;  // the rank's bootstrap listener
@@ -62,6 +62,9 @@ struct JoinRequest {
   int32_t nIds = 1;
   int32_t idIndex = 0;
   PeerInfo self;
+  // The rank's bootstrap timeout: the root waits that long for the missing ranks, so that
+  // the ranks hear its explanation before their own patience ends.
+  uint32_t timeoutMs = 0;
   // With several ids, a secondary root forwards its slice to root 0: every rank sends
   // root 0's coordinates so that its own root knows them.
   UniqueIdContents root0;

@@ -24,7 +24,7 @@ struct ncclComm {
 
   int rank = -1;
   int nranks = 0;
-  int cudaDev = -1;  // -1: host mode
+  int cudaDev = -1;       // -1: host mode
   uint64_t commHash = 0;  // printed in logs to tell communicators apart
   braid::CommConfig config;
   std::unique_ptr<braid::Bootstrap> bootstrap;

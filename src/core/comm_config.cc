@@ -26,7 +26,8 @@ bool hasField(const ncclConfig_t& caller, size_t callerSize, const FieldAge& fie
   return field.offset + field.bytes <= callerSize && static_cast<int>(caller.version) >= field.sinceVersion;
 }
 
-#define BRAID_FIELD(name, since) FieldAge{offsetof(ncclConfig_t, name), sizeof(ncclConfig_t::name), since}
+#define BRAID_FIELD(name, since) \
+  FieldAge { offsetof(ncclConfig_t, name), sizeof(ncclConfig_t::name), since }
 
 int pickInt(int userValue, bool present, int fallback) {
   return present && userValue != NCCL_CONFIG_UNDEF_INT ? userValue : fallback;
@@ -38,12 +39,16 @@ Status resolveCommConfig(const ncclConfig_t* user, const CommConfig* inherit, Co
   CommConfig config = inherit ? *inherit : CommConfig{};
   if (user) {
     if (user->magic != kConfigMagic) {
-      return BRAID_ERROR(ncclInvalidArgument, "ncclConfig_t has magic 0x%x instead of 0x%x: initialise it with "
-                         "NCCL_CONFIG_INITIALIZER before setting fields", user->magic, kConfigMagic);
+      return BRAID_ERROR(ncclInvalidArgument,
+                         "ncclConfig_t has magic 0x%x instead of 0x%x: initialise it with "
+                         "NCCL_CONFIG_INITIALIZER before setting fields",
+                         user->magic, kConfigMagic);
     }
     if (user->size < offsetof(ncclConfig_t, blocking) || user->size > (1u << 16)) {
-      return BRAID_ERROR(ncclInvalidArgument, "ncclConfig_t has size %zu, which no NCCL header ever produced: "
-                         "initialise it with NCCL_CONFIG_INITIALIZER", user->size);
+      return BRAID_ERROR(ncclInvalidArgument,
+                         "ncclConfig_t has size %zu, which no NCCL header ever produced: "
+                         "initialise it with NCCL_CONFIG_INITIALIZER",
+                         user->size);
     }
     if (user->version < static_cast<unsigned>(NCCL_VERSION(2, 14, 0))) {
       return BRAID_ERROR(ncclInvalidArgument, "ncclConfig_t has version %u; configs exist from NCCL 2.14 (21400) on",
@@ -99,8 +104,10 @@ Status resolveCommConfig(const ncclConfig_t* user, const CommConfig* inherit, Co
                        config.maxCTAs);
   }
   if (config.CTAPolicy < NCCL_CTA_POLICY_DEFAULT || config.CTAPolicy > NCCL_CTA_POLICY_ZERO) {
-    return BRAID_ERROR(ncclInvalidArgument, "ncclConfig_t.CTAPolicy=%d is not one of NCCL_CTA_POLICY_DEFAULT, "
-                       "_EFFICIENCY, _ZERO", config.CTAPolicy);
+    return BRAID_ERROR(ncclInvalidArgument,
+                       "ncclConfig_t.CTAPolicy=%d is not one of NCCL_CTA_POLICY_DEFAULT, "
+                       "_EFFICIENCY, _ZERO",
+                       config.CTAPolicy);
   }
   if (config.splitShare != 0 && config.splitShare != 1) {
     return BRAID_ERROR(ncclInvalidArgument, "ncclConfig_t.splitShare=%d must be 0 or 1", config.splitShare);

@@ -116,7 +116,7 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   return okStatus();
 }
 
-Status createUniqueId(ncclUniqueId* id) {
+Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
   logVersionOnce();
   UniqueIdContents contents;
   std::string commId = params::kCommId.get();
@@ -124,8 +124,7 @@ Status createUniqueId(ncclUniqueId* id) {
     // NCCL_COMM_ID: the root is started by rank 0 inside its init, at this fixed address.
     BRAID_CHECK(uniqueIdFromCommIdEnv(commId, &contents));
     encodeUniqueId(contents, id);
-    BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: NCCL_COMM_ID=%s; rank 0 will serve the bootstrap root",
-               commId.c_str());
+    BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: NCCL_COMM_ID=%s; rank 0 will serve the bootstrap root", commId.c_str());
     return okStatus();
   }
   NetInterface iface;
@@ -138,7 +137,7 @@ Status createUniqueId(ncclUniqueId* id) {
   contents.root = listener.address();
   encodeUniqueId(contents, id);
   BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: bootstrap root listening on %s", contents.root.toString().c_str());
-  launchRootThread(std::move(listener), contents, bootstrapTimeoutSeconds());
+  launchRootThread(std::move(listener), contents, bootstrapTimeoutSeconds(), std::move(onRootDone));
   return okStatus();
 }
 
@@ -194,6 +193,30 @@ Status startCommInit(InitRequest request, Comm** out) {
   job.comm = comm;
   job.run = [comm, request = std::move(request)]() { return runCommInit(comm, request); };
   return runOrDefer(std::move(job));
+}
+
+Status releaseIfFailed(Status started, Comm* comm, ncclComm_t* out) {
+  if (!started.ok() && started.code() != ncclInProgress && comm && !inGroup()) {
+    (void)destroyComm(comm, /*abort=*/true);
+    *out = nullptr;
+  }
+  return started;
+}
+
+Status initCommunicator(const char* fn, ncclComm_t* out, int nranks, const ncclUniqueId* ids, int nIds, int rank,
+                        const ncclConfig_t* config) {
+  if (!out) return BRAID_ERROR(ncclInvalidArgument, "%s: comm (the ncclComm_t* to fill) is NULL", fn);
+  *out = nullptr;
+  InitRequest request;
+  Status built = buildInitRequest(fn, nranks, rank, ids, nIds, config, &request);
+  if (!built.ok()) {
+    if (inGroup()) recordGroupError(built);
+    return built;
+  }
+  Comm* comm = nullptr;
+  Status started = startCommInit(std::move(request), &comm);
+  *out = comm;
+  return releaseIfFailed(std::move(started), comm, out);
 }
 
 Status destroyComm(Comm* comm, bool abort) {

@@ -2,6 +2,7 @@
 // ncclCommSplit — and tearing them down.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "bootstrap/unique_id.h"
@@ -10,8 +11,10 @@
 
 namespace braid {
 
-// ncclGetUniqueId: starts a root (or encodes NCCL_COMM_ID) and fills the id.
-Status createUniqueId(ncclUniqueId* id);
+// ncclGetUniqueId: starts a root (or encodes NCCL_COMM_ID) and fills the id. `onRootDone`
+// runs when the root has finished (every rank joined, or it gave up); it is not called
+// under NCCL_COMM_ID, where no root runs yet.
+Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone = {});
 
 struct InitRequest {
   const char* apiName = "ncclCommInitRank";
@@ -35,6 +38,15 @@ Comm* allocateComm(int rank, int nranks, const CommConfig& config);
 Status runCommInit(Comm* comm, const InitRequest& request);
 // Runs `job` now, or queues it when the calling thread is inside a group.
 Status runOrDefer(GroupJob job);
+
+// The whole of ncclCommInitRank*: checks the arguments, creates the communicator and
+// runs (or queues) its init. `fn` names the API function in messages.
+Status initCommunicator(const char* fn, ncclComm_t* out, int nranks, const ncclUniqueId* ids, int nIds, int rank,
+                        const ncclConfig_t* config);
+
+// A blocking init that failed leaves nothing behind: the communicator is freed and *out
+// set to NULL, as in NCCL. Non-blocking ones stay for ncclCommGetAsyncError and destroy.
+Status releaseIfFailed(Status started, Comm* comm, ncclComm_t* out);
 
 // ncclCommSplit. *out is null for NCCL_SPLIT_NOCOLOR.
 Status startCommSplit(Comm* parent, int color, int key, const ncclConfig_t* config, Comm** out);

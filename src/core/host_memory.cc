@@ -44,8 +44,10 @@ Status hostMemFree(void* ptr) {
   {
     std::lock_guard<std::mutex> lock(allocations().mutex);
     if (allocations().sizes.erase(ptr) == 0) {
-      return BRAID_ERROR(ncclInvalidArgument, "ncclMemFree: %p was not allocated by ncclMemAlloc (or was freed "
-                         "already)", ptr);
+      return BRAID_ERROR(ncclInvalidArgument,
+                         "ncclMemFree: %p was not allocated by ncclMemAlloc (or was freed "
+                         "already)",
+                         ptr);
     }
   }
   std::free(ptr);

@@ -9,26 +9,26 @@
 namespace braid::params {
 
 // Bootstrap and sockets.
-extern const StringParam kSocketIfname;       // NCCL_SOCKET_IFNAME
-extern const StringParam kSocketFamily;       // NCCL_SOCKET_FAMILY
-extern const StringParam kCommId;             // NCCL_COMM_ID
-extern const StringParam kHostId;             // NCCL_HOSTID
-extern const IntParam kBootstrapTimeout;      // BRAID_BOOTSTRAP_TIMEOUT (seconds)
+extern const StringParam kSocketIfname;   // NCCL_SOCKET_IFNAME
+extern const StringParam kSocketFamily;   // NCCL_SOCKET_FAMILY
+extern const StringParam kCommId;         // NCCL_COMM_ID
+extern const StringParam kHostId;         // NCCL_HOSTID
+extern const IntParam kBootstrapTimeout;  // BRAID_BOOTSTRAP_TIMEOUT (seconds)
 
 // Communicator defaults that override ncclConfig_t, as NCCL's do.
-extern const IntParam kCommBlocking;          // NCCL_COMM_BLOCKING
-extern const IntParam kCgaClusterSize;        // NCCL_CGA_CLUSTER_SIZE
-extern const IntParam kMinCtas;               // NCCL_MIN_CTAS
-extern const IntParam kMaxCtas;               // NCCL_MAX_CTAS
-extern const StringParam kNetName;            // NCCL_NET
-extern const IntParam kSplitShare;            // NCCL_COMM_SPLIT_SHARE_RESOURCES
+extern const IntParam kCommBlocking;    // NCCL_COMM_BLOCKING
+extern const IntParam kCgaClusterSize;  // NCCL_CGA_CLUSTER_SIZE
+extern const IntParam kMinCtas;         // NCCL_MIN_CTAS
+extern const IntParam kMaxCtas;         // NCCL_MAX_CTAS
+extern const StringParam kNetName;      // NCCL_NET
+extern const IntParam kSplitShare;      // NCCL_COMM_SPLIT_SHARE_RESOURCES
 
 // Execution mode.
-extern const StringParam kDevice;             // BRAID_DEVICE
+extern const StringParam kDevice;  // BRAID_DEVICE
 
 // Launcher integration (braid/launch.h).
-extern const StringParam kLauncher;           // BRAID_LAUNCHER
-extern const StringParam kRendezvous;         // BRAID_RENDEZVOUS
-extern const IntParam kRendezvousPort;        // BRAID_RENDEZVOUS_PORT
+extern const StringParam kLauncher;     // BRAID_LAUNCHER
+extern const StringParam kRendezvous;   // BRAID_RENDEZVOUS
+extern const IntParam kRendezvousPort;  // BRAID_RENDEZVOUS_PORT
 
 }  // namespace braid::params
