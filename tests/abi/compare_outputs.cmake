@@ -1,0 +1,10 @@
+# Runs two programs and fails when their outputs differ, showing both.
+execute_process(COMMAND ${FIRST} OUTPUT_VARIABLE first RESULT_VARIABLE rc1)
+execute_process(COMMAND ${SECOND} OUTPUT_VARIABLE second RESULT_VARIABLE rc2)
+if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
+  message(FATAL_ERROR "a layout program failed (${rc1}, ${rc2})")
+endif()
+if(NOT first STREQUAL second)
+  message(FATAL_ERROR "ABI mismatch between NVIDIA's nccl.h and Braid's:\n--- NVIDIA\n${first}\n--- Braid\n${second}")
+endif()
+message(STATUS "identical ABI facts:\n${first}")

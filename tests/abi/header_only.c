@@ -1,0 +1,14 @@
+/* Braid's public headers compile as strict C without CUDA, and link. */
+#include <braid/launch.h>
+#include <braid/version.h>
+#include <nccl.h>
+#include <stdio.h>
+
+int main(void) {
+  int version = 0;
+  if (ncclGetVersion(&version) != ncclSuccess || version != NCCL_VERSION_CODE) return 1;
+  cudaStream_t stream = NULL;
+  (void)stream;
+  printf("NCCL API %d, Braid %s\n", version, braidVersionString());
+  return 0;
+}

@@ -1,0 +1,178 @@
+// The C API's argument checks and error reporting, in one process: each bad input gives
+// the documented ncclResult_t and a specific ncclGetLastError message, never a crash.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "nccl.h"
+
+namespace {
+
+std::string lastError() { return ncclGetLastError(nullptr); }
+
+ncclComm_t makeOneRankComm() {
+  ncclUniqueId id;
+  EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(ncclCommInitRank(&comm, 1, id, 0), ncclSuccess) << lastError();
+  return comm;
+}
+
+TEST(Api, VersionIsTheReportedApiLevel) {
+  int version = 0;
+  EXPECT_EQ(ncclGetVersion(&version), ncclSuccess);
+  EXPECT_EQ(version, NCCL_VERSION_CODE);
+  EXPECT_EQ(version, 22700);
+  EXPECT_EQ(ncclGetVersion(nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("ncclGetVersion: version is NULL"), std::string::npos) << lastError();
+}
+
+TEST(Api, ErrorStrings) {
+  EXPECT_STREQ(ncclGetErrorString(ncclSuccess), "no error");
+  EXPECT_STREQ(ncclGetErrorString(ncclRemoteError), "remote process exited or there was a network error");
+  EXPECT_STREQ(ncclGetErrorString(ncclInProgress), "NCCL operation in progress");
+  EXPECT_STREQ(ncclGetErrorString(static_cast<ncclResult_t>(42)), "unknown result code");
+  EXPECT_NE(lastError().find("42 is not a ncclResult_t"), std::string::npos);
+}
+
+TEST(Api, InitArgumentChecks) {
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t comm = reinterpret_cast<ncclComm_t>(0x1);
+  EXPECT_EQ(ncclCommInitRank(nullptr, 1, id, 0), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("comm (the ncclComm_t* to fill) is NULL"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclCommInitRank(&comm, 0, id, 0), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("nranks=0"), std::string::npos);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_EQ(ncclCommInitRank(&comm, 4, id, 4), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("rank=4 is outside [0, 4)"), std::string::npos);
+  EXPECT_EQ(ncclCommInitRank(&comm, 2, id, -1), ncclInvalidArgument);
+  EXPECT_EQ(ncclGetUniqueId(nullptr), ncclInvalidArgument);
+
+  ncclUniqueId zero;
+  std::memset(&zero, 0, sizeof(zero));
+  EXPECT_EQ(ncclCommInitRank(&comm, 1, zero, 0), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("all zeros"), std::string::npos);
+
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.magic = 0x12345678;
+  EXPECT_EQ(ncclCommInitRankConfig(&comm, 1, id, 0, &config), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("magic 0x12345678"), std::string::npos);
+
+  EXPECT_EQ(ncclCommInitRankScalable(&comm, 2, 0, 3, &id, nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("nId=3"), std::string::npos);
+  EXPECT_EQ(ncclCommInitRankScalable(&comm, 2, 0, 1, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommInitAll(&comm, 0, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommInitAll(nullptr, 2, nullptr), ncclInvalidArgument);
+}
+
+TEST(Api, OneRankCommunicatorLifecycle) {
+  ncclComm_t comm = makeOneRankComm();
+  int count = 0, rank = -1, device = 0;
+  EXPECT_EQ(ncclCommCount(comm, &count), ncclSuccess);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(ncclCommUserRank(comm, &rank), ncclSuccess);
+  EXPECT_EQ(rank, 0);
+  EXPECT_EQ(ncclCommCuDevice(comm, &device), ncclSuccess);
+  EXPECT_EQ(device, -1);
+  EXPECT_EQ(ncclCommCount(comm, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommFinalize(comm), ncclSuccess);
+  EXPECT_EQ(ncclCommFinalize(comm), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("already finalized"), std::string::npos);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  // The handle is dead now: every use is a clear error, not a crash.
+  EXPECT_EQ(ncclCommCount(comm, &count), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("not a live communicator"), std::string::npos);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommDestroy(nullptr), ncclSuccess);
+  EXPECT_EQ(ncclCommAbort(nullptr), ncclSuccess);
+}
+
+TEST(Api, GarbageHandlesAreRejected) {
+  int count = 0;
+  ncclComm_t bogus = reinterpret_cast<ncclComm_t>(&count);
+  EXPECT_EQ(ncclCommCount(bogus, &count), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommCount(nullptr, &count), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("comm is NULL"), std::string::npos);
+  ncclResult_t async;
+  EXPECT_EQ(ncclCommGetAsyncError(bogus, &async), ncclInvalidArgument);
+}
+
+TEST(Api, SplitOfOneRank) {
+  ncclComm_t comm = makeOneRankComm();
+  ncclComm_t sub = nullptr;
+  EXPECT_EQ(ncclCommSplit(comm, 3, 0, &sub, nullptr), ncclSuccess) << lastError();
+  int count = 0;
+  EXPECT_EQ(ncclCommCount(sub, &count), ncclSuccess);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(ncclCommDestroy(sub), ncclSuccess);
+  EXPECT_EQ(ncclCommSplit(comm, NCCL_SPLIT_NOCOLOR, 0, &sub, nullptr), ncclSuccess);
+  EXPECT_EQ(sub, nullptr);
+  EXPECT_EQ(ncclCommSplit(comm, -2, 0, &sub, nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("color=-2"), std::string::npos);
+  EXPECT_EQ(ncclCommSplit(comm, 0, 0, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, LastErrorPerCommunicator) {
+  ncclComm_t comm = makeOneRankComm();
+  EXPECT_EQ(ncclCommRevoke(comm, 0), ncclInvalidUsage);
+  EXPECT_NE(std::string(ncclGetLastError(comm)).find("ncclCommRevoke"), std::string::npos);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, UnimplementedFunctionsSayWhyAndNeverSucceed) {
+  ncclComm_t comm = makeOneRankComm();
+  float buffer[4] = {};
+  EXPECT_EQ(ncclAllReduce(buffer, buffer, 4, ncclFloat, ncclSum, comm, nullptr), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("ncclAllReduce is not implemented"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclSend(buffer, 4, ncclFloat, 0, comm, nullptr), ncclInvalidUsage);
+  void* handle = nullptr;
+  EXPECT_EQ(ncclCommRegister(comm, buffer, sizeof(buffer), &handle), ncclInvalidUsage);
+  ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+  EXPECT_EQ(ncclGroupSimulateEnd(&sim), ncclInvalidUsage);
+  EXPECT_EQ(ncclAllReduce(buffer, buffer, 4, ncclFloat, ncclSum, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, GroupsMustBalance) {
+  EXPECT_EQ(ncclGroupEnd(), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("without a matching ncclGroupStart"), std::string::npos);
+  EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
+}
+
+TEST(Api, GroupWithARejectedCallStartsNothing) {
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t good = nullptr, bad = nullptr;
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclCommInitRank(&good, 1, id, 0), ncclSuccess);
+  EXPECT_EQ(ncclCommInitRank(&bad, 1, id, 5), ncclInvalidArgument);
+  EXPECT_EQ(ncclGroupEnd(), ncclInvalidArgument);
+  ncclResult_t state = ncclSuccess;
+  ASSERT_NE(good, nullptr);
+  EXPECT_EQ(ncclCommGetAsyncError(good, &state), ncclSuccess);
+  EXPECT_EQ(state, ncclInvalidArgument);
+  EXPECT_EQ(ncclCommDestroy(good), ncclSuccess);
+}
+
+TEST(Api, MemAllocAndFree) {
+  void* p = nullptr;
+  ASSERT_EQ(ncclMemAlloc(&p, 1000), ncclSuccess);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  std::memset(p, 1, 1000);
+  EXPECT_EQ(ncclMemFree(p), ncclSuccess);
+  EXPECT_EQ(ncclMemFree(p), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("not allocated by ncclMemAlloc"), std::string::npos);
+  int local = 0;
+  EXPECT_EQ(ncclMemFree(&local), ncclInvalidArgument);
+  EXPECT_EQ(ncclMemAlloc(&p, 0), ncclInvalidArgument);
+  EXPECT_EQ(ncclMemAlloc(nullptr, 8), ncclInvalidArgument);
+}
+
+}  // namespace
