@@ -26,8 +26,8 @@
 #endif
 
 #ifdef BRAID_NCCL_HAVE_CUDA_HEADERS
-#include <cuda_runtime.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 #if CUDART_VERSION >= 11000
 #include <cuda_bf16.h>
 #endif
@@ -46,7 +46,7 @@ typedef struct CUstream_st* cudaStream_t;
 
 #define NCCL_VERSION_CODE 22700
 /* Versions up to 2.8 were coded X*1000+Y*100+Z; from 2.9 on X*10000+Y*100+Z. */
-#define NCCL_VERSION(X, Y, Z) (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+#define NCCL_VERSION(X, Y, Z) (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 
 #ifdef __cplusplus
 extern "C" {
@@ -128,25 +128,25 @@ typedef struct ncclConfig_v22800 {
   int nvlinkCentricSched;
 } ncclConfig_t;
 
-#define NCCL_CONFIG_INITIALIZER                                                                              \
-  {                                                                                                          \
-    sizeof(ncclConfig_t),                             /* size */                                             \
-        0xcafebeef,                                   /* magic */                                            \
-        NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */                                      \
-        NCCL_CONFIG_UNDEF_INT,                        /* blocking */                                         \
-        NCCL_CONFIG_UNDEF_INT,                        /* cgaClusterSize */                                   \
-        NCCL_CONFIG_UNDEF_INT,                        /* minCTAs */                                          \
-        NCCL_CONFIG_UNDEF_INT,                        /* maxCTAs */                                          \
-        NCCL_CONFIG_UNDEF_PTR,                        /* netName */                                          \
-        NCCL_CONFIG_UNDEF_INT,                        /* splitShare */                                       \
-        NCCL_CONFIG_UNDEF_INT,                        /* trafficClass */                                     \
-        NCCL_CONFIG_UNDEF_PTR,                        /* commName */                                         \
-        NCCL_CONFIG_UNDEF_INT,                        /* collnetEnable */                                    \
-        NCCL_CONFIG_UNDEF_INT,                        /* CTAPolicy */                                        \
-        NCCL_CONFIG_UNDEF_INT,                        /* shrinkShare */                                      \
-        NCCL_CONFIG_UNDEF_INT,                        /* nvlsCTAs */                                         \
-        NCCL_CONFIG_UNDEF_INT,                        /* nChannelsPerNetPeer */                              \
-        NCCL_CONFIG_UNDEF_INT,                        /* nvlinkCentricSched */                               \
+#define NCCL_CONFIG_INITIALIZER                                                     \
+  {                                                                                 \
+    sizeof(ncclConfig_t),                                 /* size */                \
+        0xcafebeef,                                       /* magic */               \
+        NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */             \
+        NCCL_CONFIG_UNDEF_INT,                            /* blocking */            \
+        NCCL_CONFIG_UNDEF_INT,                            /* cgaClusterSize */      \
+        NCCL_CONFIG_UNDEF_INT,                            /* minCTAs */             \
+        NCCL_CONFIG_UNDEF_INT,                            /* maxCTAs */             \
+        NCCL_CONFIG_UNDEF_PTR,                            /* netName */             \
+        NCCL_CONFIG_UNDEF_INT,                            /* splitShare */          \
+        NCCL_CONFIG_UNDEF_INT,                            /* trafficClass */        \
+        NCCL_CONFIG_UNDEF_PTR,                            /* commName */            \
+        NCCL_CONFIG_UNDEF_INT,                            /* collnetEnable */       \
+        NCCL_CONFIG_UNDEF_INT,                            /* CTAPolicy */           \
+        NCCL_CONFIG_UNDEF_INT,                            /* shrinkShare */         \
+        NCCL_CONFIG_UNDEF_INT,                            /* nvlsCTAs */            \
+        NCCL_CONFIG_UNDEF_INT,                            /* nChannelsPerNetPeer */ \
+        NCCL_CONFIG_UNDEF_INT,                            /* nvlinkCentricSched */  \
   }
 
 /* Result of ncclGroupSimulateEnd. */
@@ -157,12 +157,12 @@ typedef struct ncclSimInfo_v22200 {
   float estimatedTime;
 } ncclSimInfo_t;
 
-#define NCCL_SIM_INFO_INITIALIZER                                                                            \
-  {                                                                                                          \
-    sizeof(ncclSimInfo_t),                                /* size */                                         \
-        0x74685283,                                       /* magic */                                        \
-        NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */                                      \
-        NCCL_UNDEF_FLOAT                                  /* estimatedTime */                                \
+#define NCCL_SIM_INFO_INITIALIZER                                             \
+  {                                                                           \
+    sizeof(ncclSimInfo_t),                                /* size */          \
+        0x74685283,                                       /* magic */         \
+        NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */       \
+        NCCL_UNDEF_FLOAT                                  /* estimatedTime */ \
   }
 
 /* Memory suitable for every optimisation (registration, ...). Host memory in host mode. */
@@ -180,10 +180,8 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId);
 ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId);
 
 /* Creates a communicator with a configuration (one call per rank, collective). */
-ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                    ncclConfig_t* config);
-ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                     ncclConfig_t* config);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
+ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
 
 /* Creates a communicator (one call per rank, collective; rank in [0, nranks)). */
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank);
@@ -222,8 +220,8 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int exclude
 /* Like ncclCommInitRankConfig with up to one unique id per rank (several bootstrap roots). */
 ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
                                       ncclConfig_t* config);
-ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
-                                       ncclUniqueId* commIds, ncclConfig_t* config);
+ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                       ncclConfig_t* config);
 
 /* A static string per result code. */
 const char* ncclGetErrorString(ncclResult_t result);
@@ -234,10 +232,12 @@ const char* ncclGetLastError(ncclComm_t comm);
 const char* pncclGetLastError(ncclComm_t comm);
 
 /* Re-reads the logging environment (deprecated in NCCL). */
-__attribute__((deprecated("ncclResetDebugInit is not supported as part of the NCCL API and will be removed in the future")))
-void ncclResetDebugInit(void);
-__attribute__((deprecated("pncclResetDebugInit is not supported as part of the NCCL API and will be removed in the future")))
-void pncclResetDebugInit(void);
+__attribute__((
+    deprecated("ncclResetDebugInit is not supported as part of the NCCL API and will be removed in the future"))) void
+ncclResetDebugInit(void);
+__attribute__((
+    deprecated("pncclResetDebugInit is not supported as part of the NCCL API and will be removed in the future"))) void
+pncclResetDebugInit(void);
 
 /* ncclSuccess, ncclInProgress (non-blocking communicator still working) or the error. */
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
@@ -349,10 +349,10 @@ ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, 
                             ncclComm_t comm, cudaStream_t stream);
 
 /* Reduces count elements across ranks; every rank gets the result. */
-ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                            ncclComm_t comm, cudaStream_t stream);
 
 /* Reduces nranks*recvcount elements; rank i gets block i. In place if recvbuff == sendbuff + rank*recvcount. */
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
@@ -368,10 +368,10 @@ ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcou
                             ncclComm_t comm, cudaStream_t stream);
 
 /* Block j of sendbuff goes to rank j; block i of recvbuff comes from rank i (count elements each). */
-ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-                          ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-                           ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream);
+ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                           cudaStream_t stream);
 
 /* Root receives rank i's count elements at recvbuff + i*count. In place if sendbuff == recvbuff + root*count. */
 ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,

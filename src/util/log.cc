@@ -22,10 +22,22 @@ struct SubsysName {
   uint64_t bit;
 };
 constexpr SubsysName kSubsysNames[] = {
-    {"INIT", kLogInit},   {"COLL", kLogColl},       {"P2P", kLogP2p},     {"SHM", kLogShm},
-    {"NET", kLogNet},     {"GRAPH", kLogGraph},     {"TUNING", kLogTuning}, {"ENV", kLogEnv},
-    {"ALLOC", kLogAlloc}, {"CALL", kLogCall},       {"PROXY", kLogProxy}, {"NVLS", kLogNvls},
-    {"BOOTSTRAP", kLogBootstrap}, {"REG", kLogReg}, {"PROFILE", kLogProfile}, {"RAS", kLogRas},
+    {"INIT", kLogInit},
+    {"COLL", kLogColl},
+    {"P2P", kLogP2p},
+    {"SHM", kLogShm},
+    {"NET", kLogNet},
+    {"GRAPH", kLogGraph},
+    {"TUNING", kLogTuning},
+    {"ENV", kLogEnv},
+    {"ALLOC", kLogAlloc},
+    {"CALL", kLogCall},
+    {"PROXY", kLogProxy},
+    {"NVLS", kLogNvls},
+    {"BOOTSTRAP", kLogBootstrap},
+    {"REG", kLogReg},
+    {"PROFILE", kLogProfile},
+    {"RAS", kLogRas},
     {"ALL", kLogAll},
 };
 
@@ -56,16 +68,15 @@ void initLocked(Logger& log) {
     settings.level = parseLogLevel(*levelText, &valid);
     if (!valid) {
       settings.level = LogLevel::Warn;
-      log.pendingWarnings.push_back(strFormat(
-          "NCCL_DEBUG=%s is not one of VERSION, WARN, INFO, ABORT, TRACE; using WARN", levelText->c_str()));
+      log.pendingWarnings.push_back(
+          strFormat("NCCL_DEBUG=%s is not one of VERSION, WARN, INFO, ABORT, TRACE; using WARN", levelText->c_str()));
     }
   }
   if (auto subsysText = env.get("NCCL_DEBUG_SUBSYS")) {
     std::string unknown;
     settings.subsysMask = parseLogSubsys(*subsysText, &unknown);
     if (!unknown.empty()) {
-      log.pendingWarnings.push_back(
-          strFormat("NCCL_DEBUG_SUBSYS: ignoring unknown subsystem(s) %s", unknown.c_str()));
+      log.pendingWarnings.push_back(strFormat("NCCL_DEBUG_SUBSYS: ignoring unknown subsystem(s) %s", unknown.c_str()));
     }
   }
   if (auto fileText = env.get("NCCL_DEBUG_FILE")) settings.filePattern = *fileText;

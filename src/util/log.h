@@ -67,11 +67,11 @@ class LogRankScope {
 
 }  // namespace braid
 
-#define BRAID_LOG(level, subsys, ...)                                                      \
-  do {                                                                                     \
-    if (::braid::logEnabled(level, subsys)) {                                              \
-      ::braid::logMessage(level, subsys, __FILE__, __LINE__, __VA_ARGS__);                \
-    }                                                                                      \
+#define BRAID_LOG(level, subsys, ...)                                      \
+  do {                                                                     \
+    if (::braid::logEnabled(level, subsys)) {                              \
+      ::braid::logMessage(level, subsys, __FILE__, __LINE__, __VA_ARGS__); \
+    }                                                                      \
   } while (0)
 #define BRAID_WARN(...) BRAID_LOG(::braid::LogLevel::Warn, ::braid::kLogAll, __VA_ARGS__)
 #define BRAID_INFO(subsys, ...) BRAID_LOG(::braid::LogLevel::Info, subsys, __VA_ARGS__)

@@ -19,7 +19,7 @@ namespace {
 bool startsWith(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
 bool pathExists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
 }
 
@@ -41,12 +41,18 @@ int familyRank(const SocketAddress& addr) {
 
 const char* interfaceClassName(InterfaceClass cls) {
   switch (cls) {
-    case InterfaceClass::InfiniBand: return "IPoIB";
-    case InterfaceClass::Physical: return "physical";
-    case InterfaceClass::Other: return "virtual";
-    case InterfaceClass::Container: return "container bridge";
-    case InterfaceClass::Loopback: return "loopback";
-    case InterfaceClass::VirtualBridge: return "libvirt bridge";
+    case InterfaceClass::InfiniBand:
+      return "IPoIB";
+    case InterfaceClass::Physical:
+      return "physical";
+    case InterfaceClass::Other:
+      return "virtual";
+    case InterfaceClass::Container:
+      return "container bridge";
+    case InterfaceClass::Loopback:
+      return "loopback";
+    case InterfaceClass::VirtualBridge:
+      return "libvirt bridge";
   }
   return "?";
 }
@@ -77,8 +83,8 @@ Status listNetInterfaces(const std::string& sysfsRoot, std::vector<NetInterface>
     if (!(entry->ifa_flags & IFF_UP) || !(entry->ifa_flags & IFF_RUNNING)) continue;
     NetInterface iface;
     iface.name = entry->ifa_name;
-    iface.address = SocketAddress::fromSockaddr(
-        entry->ifa_addr, family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    iface.address =
+        SocketAddress::fromSockaddr(entry->ifa_addr, family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
     if (family == AF_INET6 && iface.address.isLoopback()) continue;
     iface.index = static_cast<int>(if_nametoindex(entry->ifa_name));
     std::string base = sysfsRoot + "/class/net/" + iface.name;
@@ -121,10 +127,11 @@ Status chooseInterfaces(const std::vector<NetInterface>& all, const InterfacePol
     for (const NetInterface& iface : all) available += (available.empty() ? "" : ", ") + iface.describe();
     if (available.empty()) available = "none that is up and running";
     std::string constraint;
-    if (!policy.ifnameSpec.empty()) constraint = "NCCL_SOCKET_IFNAME=" + policy.ifnameSpec + " (" + filter.describe() + ")";
+    if (!policy.ifnameSpec.empty())
+      constraint = "NCCL_SOCKET_IFNAME=" + policy.ifnameSpec + " (" + filter.describe() + ")";
     if (policy.family != AF_UNSPEC) {
-      constraint += std::string(constraint.empty() ? "" : " with ") + "NCCL_SOCKET_FAMILY=" +
-                    (policy.family == AF_INET ? "AF_INET" : "AF_INET6");
+      constraint += std::string(constraint.empty() ? "" : " with ") +
+                    "NCCL_SOCKET_FAMILY=" + (policy.family == AF_INET ? "AF_INET" : "AF_INET6");
     }
     if (constraint.empty()) constraint = "the automatic choice";
     return BRAID_ERROR(ncclInvalidArgument, "%s matches no usable network interface; this host has: %s",
@@ -142,9 +149,8 @@ Status chooseInterfaces(const std::vector<NetInterface>& all, const InterfacePol
 
   std::string reason;
   if (policy.routeLocal && policy.routeLocal->valid() && policy.ifnameSpec.empty()) {
-    auto routed = std::find_if(candidates.begin(), candidates.end(), [&](const NetInterface& iface) {
-      return iface.address.sameHost(*policy.routeLocal);
-    });
+    auto routed = std::find_if(candidates.begin(), candidates.end(),
+                               [&](const NetInterface& iface) { return iface.address.sameHost(*policy.routeLocal); });
     if (routed != candidates.end()) {
       std::rotate(candidates.begin(), routed, routed + 1);
       reason = "the kernel routes to the bootstrap root " + (policy.routeToward ? policy.routeToward->hostText() : "") +

@@ -25,7 +25,7 @@ struct NetInterface {
   SocketAddress address;
   int index = 0;
   InterfaceClass cls = InterfaceClass::Other;
-  int speedMbps = -1;  // -1: unknown (virtual interfaces, VMs)
+  int speedMbps = -1;            // -1: unknown (virtual interfaces, VMs)
   std::string describe() const;  // "eth0 (10.0.0.5, physical, 25000 Mb/s)"
 };
 
@@ -37,8 +37,8 @@ InterfaceClass classifyInterface(const std::string& name, bool loopbackFlag, boo
 Status listNetInterfaces(const std::string& sysfsRoot, std::vector<NetInterface>* out);
 
 struct InterfacePolicy {
-  std::string ifnameSpec;  // NCCL_SOCKET_IFNAME, empty = automatic
-  int family = AF_UNSPEC;  // from NCCL_SOCKET_FAMILY
+  std::string ifnameSpec;                      // NCCL_SOCKET_IFNAME, empty = automatic
+  int family = AF_UNSPEC;                      // from NCCL_SOCKET_FAMILY
   const SocketAddress* routeToward = nullptr;  // the root being joined, when known
   const SocketAddress* routeLocal = nullptr;   // local address the kernel uses toward it
 };

@@ -54,10 +54,20 @@ bool parseSize(const std::string& text, int64_t* out) {
   if (body.empty()) return false;
   int shift = 0;
   switch (body.back()) {
-    case 'k': case 'K': shift = 10; break;
-    case 'm': case 'M': shift = 20; break;
-    case 'g': case 'G': shift = 30; break;
-    default: break;
+    case 'k':
+    case 'K':
+      shift = 10;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      break;
+    default:
+      break;
   }
   if (shift) body.pop_back();
   if (body.size() > 1 && (body.back() == 'i' || body.back() == 'I')) return false;
@@ -80,8 +90,8 @@ std::optional<int64_t> IntParam::getIfSet(const EnvSource& env) const {
   int64_t value = 0;
   bool parsed = kind() == ParamKind::Size ? parseSize(*text, &value) : parseInt64(*text, &value);
   if (!parsed) {
-    warnOnce(*text, kind() == ParamKind::Size ? "is not a size (bytes, optionally with K, M or G)"
-                                              : "is not an integer",
+    warnOnce(*text,
+             kind() == ParamKind::Size ? "is not a size (bytes, optionally with K, M or G)" : "is not an integer",
              "the default " + std::to_string(default_));
     return std::nullopt;
   }

@@ -16,9 +16,7 @@ namespace braid {
 
 namespace {
 
-Status abortedError(const std::string& what) {
-  return Status(ncclRemoteError, "operation aborted while " + what);
-}
+Status abortedError(const std::string& what) { return Status(ncclRemoteError, "operation aborted while " + what); }
 
 Status timeoutError(const std::string& what) {
   return BRAID_ERROR(ncclRemoteError, "timed out while %s", what.c_str());
@@ -101,9 +99,11 @@ Status socketConnect(const SocketAddress& to, Deadline deadline, const AbortFlag
         if (ready) break;
         if (aborted(abort)) return abortedError("connecting to " + peer);
         if (deadline.expired()) {
-          return BRAID_ERROR(ncclRemoteError, "could not connect to %s at %s within the timeout (%d attempts; "
+          return BRAID_ERROR(ncclRemoteError,
+                             "could not connect to %s at %s within the timeout (%d attempts; "
                              "connection attempt still pending: is a firewall dropping packets, or is the address "
-                             "not reachable from this host?)", peer.c_str(), to.toString().c_str(), attempts);
+                             "not reachable from this host?)",
+                             peer.c_str(), to.toString().c_str(), attempts);
         }
       }
       socklen_t len = sizeof(err);
@@ -212,10 +212,9 @@ Status socketExchange(int sendFd, const void* sendData, size_t sendBytes, const 
     if (aborted(abort)) return abortedError("exchanging data with " + (recvBytes ? recvPeer : sendPeer));
     if (deadline.expired()) {
       const std::string& who = receivedTotal < recvBytes ? recvPeer : sendPeer;
-      return timeoutError(strFormat("%s %s (%zu of %zu bytes done)", receivedTotal < recvBytes ? "receiving from"
-                                                                                                : "sending to",
-                                    who.c_str(), receivedTotal < recvBytes ? receivedTotal : sentTotal,
-                                    receivedTotal < recvBytes ? recvBytes : sendBytes));
+      return timeoutError(strFormat(
+          "%s %s (%zu of %zu bytes done)", receivedTotal < recvBytes ? "receiving from" : "sending to", who.c_str(),
+          receivedTotal < recvBytes ? receivedTotal : sentTotal, receivedTotal < recvBytes ? recvBytes : sendBytes));
     }
     pollfd pfds[2];
     nfds_t count = 0;

@@ -191,9 +191,7 @@ bool SocketAddress::sameHost(const SocketAddress& other) const {
   return false;
 }
 
-bool SocketAddress::operator==(const SocketAddress& other) const {
-  return sameHost(other) && port() == other.port();
-}
+bool SocketAddress::operator==(const SocketAddress& other) const { return sameHost(other) && port() == other.port(); }
 
 void SocketAddress::toWire(uint8_t out[kWireBytes]) const {
   std::memset(out, 0, kWireBytes);

@@ -47,11 +47,11 @@ const char* resultName(ncclResult_t code);
 
 #define BRAID_ERROR(code, ...) ::braid::makeError(code, __FILE__, __LINE__, __VA_ARGS__)
 
-#define BRAID_CHECK(expr)                                        \
-  do {                                                           \
-    ::braid::Status braid_check_status_ = (expr);                \
-    if (!braid_check_status_.ok()) {                             \
+#define BRAID_CHECK(expr)                                            \
+  do {                                                               \
+    ::braid::Status braid_check_status_ = (expr);                    \
+    if (!braid_check_status_.ok()) {                                 \
       ::braid::traceUnwind(braid_check_status_, __FILE__, __LINE__); \
-      return braid_check_status_;                                \
-    }                                                            \
+      return braid_check_status_;                                    \
+    }                                                                \
   } while (0)
