@@ -21,5 +21,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/BraidConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/BraidConfig.cmake ${PROJECT_BINARY_DIR}/BraidConfigVersion.cmake
         DESTINATION ${BRAID_CMAKE_DIR})
 
+# braid.pc locates the prefix from its own place, so `cmake --install --prefix P` works
+# whatever prefix was configured.
+file(RELATIVE_PATH BRAID_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" BRAID_PC_TO_PREFIX "${BRAID_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/braid.pc.in ${PROJECT_BINARY_DIR}/braid.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/braid.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

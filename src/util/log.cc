@@ -209,8 +209,9 @@ void logMessage(LogLevel level, uint64_t /*subsys*/, const char* file, int line,
                            rankText.c_str(), base, line, text.c_str());
       break;
     default:
-      lineText = strFormat("%s:%d:%ld%s NCCL %s %s\n", log.host, static_cast<int>(getpid()), tid, rankText.c_str(),
-                           level == LogLevel::Version ? "VERSION" : "INFO", text.c_str());
+      // The version line is INFO-labelled too, as NCCL prints it ("NCCL INFO NCCL version ...").
+      lineText = strFormat("%s:%d:%ld%s NCCL INFO %s\n", log.host, static_cast<int>(getpid()), tid, rankText.c_str(),
+                           text.c_str());
       break;
   }
   {

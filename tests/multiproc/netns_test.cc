@@ -1,0 +1,100 @@
+// Several "hosts" on one machine: two network namespaces joined by a veth pair
+// (198.51.100.0/24), each with its own NCCL_HOSTID. Ranks in both form one communicator,
+// finding the unique id through a shared-file rendezvous and choosing the veth interface
+// by themselves (or as NCCL_SOCKET_IFNAME says). Skipped, with the reason, where
+// namespaces cannot be created (not root, no iproute2).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "multiproc_util.h"
+
+namespace braid::test {
+namespace {
+
+int sh(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }
+
+class TwoHosts : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tag = std::to_string(getpid() % 100000);
+    nsA_ = "braid" + tag + "a";
+    nsB_ = "braid" + tag + "b";
+    vethA_ = "bv" + tag + "a";
+    vethB_ = "bv" + tag + "b";
+    std::string script = "set -e; ip netns add " + nsA_ + "; ip netns add " + nsB_ + "; ip link add " + vethA_ +
+                         " type veth peer name " + vethB_ + "; ip link set " + vethA_ + " netns " + nsA_ +
+                         "; ip link set " + vethB_ + " netns " + nsB_ + "; ip -n " + nsA_ +
+                         " addr add 198.51.100.1/24 dev " + vethA_ + "; ip -n " + nsB_ +
+                         " addr add 198.51.100.2/24 dev " + vethB_ + "; for n in " + nsA_ + " " + nsB_ +
+                         "; do ip -n $n link set lo up; done; ip -n " + nsA_ + " link set " + vethA_ + " up; ip -n " +
+                         nsB_ + " link set " + vethB_ + " up";
+    if (sh("sh -c '" + script + "'") != 0) {
+      TearDown();
+      GTEST_SKIP() << "cannot create network namespaces here (needs root and iproute2): host-crossing tests skipped";
+    }
+  }
+  void TearDown() override {
+    sh("ip netns del " + nsA_);
+    sh("ip netns del " + nsB_);
+  }
+
+  // `perHost` ranks in each namespace; `extraEnv` added to every rank.
+  std::vector<ChildResult> run(int perHost, const std::map<std::string, std::string>& extraEnv) {
+    std::string rendezvous = "file:///tmp/braid-netns-rendezvous-" + std::to_string(getpid());
+    int n = 2 * perHost;
+    std::vector<ChildSpec> specs(n);
+    for (int i = 0; i < n; ++i) {
+      bool onA = i < perHost;
+      specs[i].scenario = "init_from_env";
+      specs[i].args = {std::to_string(n), "env"};
+      specs[i].wrapper = {"ip", "netns", "exec", onA ? nsA_ : nsB_};
+      specs[i].env = {{"RANK", std::to_string(i)},
+                      {"WORLD_SIZE", std::to_string(n)},
+                      {"BRAID_RENDEZVOUS", rendezvous},
+                      {"BRAID_JOB_TOKEN", "netns-" + std::to_string(getpid())},
+                      {"NCCL_HOSTID", onA ? "host-a" : "host-b"},
+                      {"NCCL_DEBUG", "INFO"},
+                      {"BRAID_BOOTSTRAP_TIMEOUT", "20"}};
+      for (const auto& [k, v] : extraEnv) specs[i].env[k] = v;
+      specs[i].unsetEnv = {"MASTER_ADDR", "MASTER_PORT", "NCCL_SOCKET_IFNAME", "NCCL_COMM_ID", "SLURM_PROCID",
+                           "OMPI_COMM_WORLD_RANK", "PMI_RANK", "TORCHELASTIC_RUN_ID", "BRAIDRUN_JOB_ID"};
+    }
+    return runChildren(specs, 60);
+  }
+
+  std::string nsA_, nsB_, vethA_, vethB_;
+};
+
+TEST_F(TwoHosts, RanksOnTwoHostsFormOneCommunicator) {
+  auto results = run(2, {});
+  expectAllSucceeded(results);
+  for (const auto& r : results) {
+    EXPECT_NE(r.output.find("nNodes 2 localRanks 2"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("Bootstrap: using " + std::string("bv")), std::string::npos) << r.output;
+  }
+  // Rank 2 (second host) reaches the root through the veth: the route decides.
+  EXPECT_NE(results[2].output.find("routes to the bootstrap root 198.51.100.1"), std::string::npos)
+      << results[2].output;
+}
+
+TEST_F(TwoHosts, SocketIfnameNamesTheLink) {
+  auto results = run(1, {{"NCCL_SOCKET_IFNAME", "bv"}});
+  expectAllSucceeded(results);
+  EXPECT_NE(results[0].output.find("first match of NCCL_SOCKET_IFNAME=bv"), std::string::npos) << results[0].output;
+}
+
+TEST_F(TwoHosts, LoopbackOnlyCannotCrossHostsAndSaysWhy) {
+  // Forcing lo makes the root's address unreachable from the other host: the error must
+  // name the root and the timeout, not hang.
+  auto results = run(1, {{"NCCL_SOCKET_IFNAME", "=lo"}, {"BRAID_BOOTSTRAP_TIMEOUT", "3"}});
+  EXPECT_FALSE(results[1].succeeded());
+  EXPECT_NE(results[1].output.find("bootstrap root"), std::string::npos) << results[1].output;
+  EXPECT_LT(results[1].seconds, 30.0);
+}
+
+}  // namespace
+}  // namespace braid::test
