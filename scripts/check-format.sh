@@ -9,7 +9,7 @@ if ! command -v clang-format >/dev/null; then
   echo "check-format: clang-format is not installed (scripts/install-deps.sh installs it)" >&2
   exit 1
 fi
-mapfile -t files < <(git ls-files '*.h' '*.cc' '*.c' '*.cu' '*.cuh' 2>/dev/null || find include src tools tests bench -name '*.[ch]' -o -name '*.cc' -o -name '*.cu')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.h' '*.cc' '*.c' '*.cu' '*.cuh' 2>/dev/null || find include src tools tests bench -name '*.[ch]' -o -name '*.cc' -o -name '*.cu')
 if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${files[@]}"
   exit 0

@@ -151,18 +151,6 @@ TEST(CommInit, SeveralUniqueIdsShareTheWork) {
   expectAllSucceeded(runScenario("init_scalable", 7, args, kTimeout));
 }
 
-uint16_t freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // With NCCL_COMM_ID every rank makes the same id itself; rank 0 serves the root.
 BRAID_CHILD_SCENARIO(init_comm_id) {
   int nranks = std::atoi(ctx.args[0].c_str());

@@ -113,8 +113,10 @@ TEST(Environment, ConfigurationFileIsRead) {
 
 TEST(Environment, MalformedValuesAreReportedAndDefaultsUsed) {
   auto results = runWithEnv("own_id_and_report", 1, {},
-                            {{"NCCL_DEBUG", "WARN"}, {"BRAID_BOOTSTRAP_TIMEOUT", "soon"},
-                             {"NCCL_SOCKET_FAMILY", "AF_CARRIER_PIGEON"}, {"NCCL_COMM_BLOCKING", "2"}});
+                            {{"NCCL_DEBUG", "WARN"},
+                             {"BRAID_BOOTSTRAP_TIMEOUT", "soon"},
+                             {"NCCL_SOCKET_FAMILY", "AF_CARRIER_PIGEON"},
+                             {"NCCL_COMM_BLOCKING", "2"}});
   expectAllSucceeded(results);
   const std::string& out = results[0].output;
   EXPECT_NE(out.find("BRAID_BOOTSTRAP_TIMEOUT=soon is not an integer; using the default 300"), std::string::npos)
@@ -130,8 +132,7 @@ TEST(Environment, UnknownDebugLevelFallsBackToWarn) {
 }
 
 TEST(Environment, SocketIfnameSelectsTheInterface) {
-  auto results = runWithEnv("own_id_and_report", 1, {},
-                            {{"NCCL_DEBUG", "INFO"}, {"NCCL_SOCKET_IFNAME", "=lo"}});
+  auto results = runWithEnv("own_id_and_report", 1, {}, {{"NCCL_DEBUG", "INFO"}, {"NCCL_SOCKET_IFNAME", "=lo"}});
   expectAllSucceeded(results);
   EXPECT_NE(results[0].output.find("Bootstrap: using lo (127.0.0.1"), std::string::npos) << results[0].output;
   EXPECT_NE(results[0].output.find("first match of NCCL_SOCKET_IFNAME==lo"), std::string::npos);

@@ -60,8 +60,9 @@ class TwoHosts : public ::testing::Test {
                       {"NCCL_DEBUG", "INFO"},
                       {"BRAID_BOOTSTRAP_TIMEOUT", "20"}};
       for (const auto& [k, v] : extraEnv) specs[i].env[k] = v;
-      specs[i].unsetEnv = {"MASTER_ADDR", "MASTER_PORT", "NCCL_SOCKET_IFNAME", "NCCL_COMM_ID", "SLURM_PROCID",
-                           "OMPI_COMM_WORLD_RANK", "PMI_RANK", "TORCHELASTIC_RUN_ID", "BRAIDRUN_JOB_ID"};
+      specs[i].unsetEnv = {"MASTER_ADDR",  "MASTER_PORT",         "NCCL_SOCKET_IFNAME",
+                           "NCCL_COMM_ID", "SLURM_PROCID",        "OMPI_COMM_WORLD_RANK",
+                           "PMI_RANK",     "TORCHELASTIC_RUN_ID", "BRAIDRUN_JOB_ID"};
     }
     return runChildren(specs, 60);
   }
