@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <random>
 #include <string>
 
 #include "child_process.h"
@@ -28,17 +29,22 @@ inline ncclUniqueId freshId() {
   return id;
 }
 
-// A TCP port that was free on loopback a moment ago.
+// A free TCP port below Linux's ephemeral range, so that no listener opened with port 0
+// (bootstrap roots, ranks) can take it between this call and its use.
 inline uint16_t freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
+  static std::mt19937 random(std::random_device{}());
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    uint16_t port = static_cast<uint16_t>(20000 + random() % 12000);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    addr.sin_port = htons(port);
+    bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    close(fd);
+    if (ok) return port;
+  }
+  return 0;
 }
 
 // In a child: report and fail when a call does not return what is expected.

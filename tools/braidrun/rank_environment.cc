@@ -7,9 +7,12 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
+#include <random>
 #include <string_view>
+#include <utility>
 
 namespace braid::run {
 
@@ -42,26 +45,44 @@ std::vector<std::string> rankEnvironment(const char* const* parentEnv, int rank,
   return env;
 }
 
-std::optional<int> findFreePort(std::string* error) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    *error = std::string("cannot create a socket: ") + std::strerror(errno);
-    return std::nullopt;
+namespace {
+
+// The kernel's range for ephemeral ports (bind to port 0, outgoing connections).
+std::pair<int, int> ephemeralPortRange() {
+  int low = 32768, high = 60999;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(f, "%d %d", &low, &high) != 2) low = 32768, high = 60999;
+    std::fclose(f);
   }
+  return {low, high};
+}
+
+bool canBind(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
   sockaddr_in addr = {};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  std::optional<int> port;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    *error = std::string("cannot find a free port on 127.0.0.1: ") + std::strerror(errno);
-  } else {
-    port = ntohs(addr.sin_port);
-  }
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   close(fd);
-  return port;
+  return ok;
+}
+
+}  // namespace
+
+// A port outside the ephemeral range: a port the kernel handed out for port 0 could be
+// handed out again, moments later, to one of the ranks' own listeners.
+std::optional<int> findFreePort(std::string* error) {
+  auto [low, high] = ephemeralPortRange();
+  std::mt19937 random(std::random_device{}());
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int port = 20000 + static_cast<int>(random() % 40000);
+    if (port >= low && port <= high) continue;
+    if (canBind(port)) return port;
+  }
+  *error = "cannot find a free TCP port outside the ephemeral range";
+  return std::nullopt;
 }
 
 std::string makeJobId() {
