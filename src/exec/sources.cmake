@@ -1,0 +1,3 @@
+# Sources of src/exec (paths relative to src/).
+list(APPEND BRAID_SOURCES
+)
