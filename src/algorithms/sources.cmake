@@ -1,3 +1,7 @@
 # Sources of src/algorithms (paths relative to src/).
 list(APPEND BRAID_SOURCES
+  algorithms/algo_proto.cc
+  algorithms/ring.cc
+  algorithms/tree.cc
+  algorithms/tuning.cc
 )

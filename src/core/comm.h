@@ -14,7 +14,12 @@
 #include "bootstrap/bootstrap.h"
 #include "core/comm_config.h"
 #include "core/rank_layout.h"
+#include "core/red_op_registry.h"
 #include "util/deadline.h"
+
+namespace braid {
+class DataPath;
+}  // namespace braid
 
 struct ncclComm {
   // A live communicator has this magic; the API layer checks handles against the
@@ -29,6 +34,9 @@ struct ncclComm {
   braid::CommConfig config;
   std::unique_ptr<braid::Bootstrap> bootstrap;
   braid::RankLayout layout;
+  // Channels, transports and executor (declared after the bootstrap: destroyed before it).
+  std::unique_ptr<braid::DataPath> dataPath;
+  braid::RedOpRegistry redOps;
 
   // ncclInProgress while a non-blocking init (or other background work) runs, then
   // ncclSuccess or the error that ended it.

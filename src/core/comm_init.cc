@@ -8,6 +8,7 @@
 #include "bootstrap/root.h"
 #include "braid/version.h"
 #include "core/comm_registry.h"
+#include "core/data_path.h"
 #include "core/group.h"
 #include "core/params.h"
 #include "util/env.h"
@@ -109,6 +110,7 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   for (const PeerInfo& peer : comm->bootstrap->peers()) hashes.push_back(peer.hostHash);
   comm->layout = RankLayout::fromHostHashes(hashes, request.rank);
 
+  BRAID_CHECK(DataPath::create(*comm, &comm->dataPath));
   BRAID_INFO(kLogInit, "Braid runs this communicator on host memory: %s", executionModeReason().c_str());
   BRAID_INFO(kLogInit, "%s comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d - Init COMPLETE",
              request.apiName, static_cast<void*>(comm), request.rank, request.nranks, comm->layout.nNodes,

@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/data_path.h"
 #include "util/log.h"
 
 namespace braid {
@@ -12,6 +13,7 @@ namespace {
 struct GroupState {
   int depth = 0;
   std::vector<GroupJob> jobs;
+  std::vector<std::pair<Comm*, CommTasks>> tasks;
   Status firstError;
 };
 
@@ -57,6 +59,8 @@ Status groupEnd() {
   if (--tlsGroup.depth > 0) return okStatus();
   std::vector<GroupJob> jobs = std::move(tlsGroup.jobs);
   tlsGroup.jobs.clear();
+  std::vector<std::pair<Comm*, CommTasks>> tasks = std::move(tlsGroup.tasks);
+  tlsGroup.tasks.clear();
   Status error = std::move(tlsGroup.firstError);
   tlsGroup.firstError = Status();
   if (!error.ok()) {
@@ -71,7 +75,50 @@ Status groupEnd() {
     }
     return error;
   }
-  return launchJobs(std::move(jobs));
+  if (!jobs.empty() && !tasks.empty()) {
+    return BRAID_ERROR(ncclInvalidUsage,
+                       "a group may create communicators or run operations, not both (as in NCCL): "
+                       "end the group of ncclCommInitRank/ncclCommSplit calls before the collectives");
+  }
+  Status launched = launchJobs(std::move(jobs));
+  if (!launched.ok()) return launched;  // ncclInProgress included: tasks of a group wait for its inits
+  return executeTasks(tasks);
+}
+
+CommTasks& groupTasksFor(Comm* comm) {
+  for (auto& [owner, tasks] : tlsGroup.tasks) {
+    if (owner == comm) return tasks;
+  }
+  tlsGroup.tasks.emplace_back(comm, CommTasks{});
+  return tlsGroup.tasks.back().second;
+}
+
+Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work) {
+  auto runOne = [](Comm* comm, CommTasks& tasks) -> Status {
+    LogRankScope scope(comm->rank);
+    if (!comm->dataPath) return BRAID_ERROR(ncclInvalidUsage, "the communicator is not initialized");
+    return comm->dataPath->execute(tasks);
+  };
+  if (work.empty()) return okStatus();
+  if (work.size() == 1) return runOne(work[0].first, work[0].second);
+  std::vector<Status> results(work.size());
+  std::atomic<int> firstFailed{-1};
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < work.size(); ++i) {
+    threads.emplace_back([&, i] {
+      results[i] = runOne(work[i].first, work[i].second);
+      int none = -1;
+      if (!results[i].ok() && firstFailed.compare_exchange_strong(none, static_cast<int>(i))) {
+        // The other communicators' peers may wait for this one's ranks: end their waits.
+        for (size_t j = 0; j < work.size(); ++j) {
+          if (j != i) work[j].first->abortFlag.store(true);
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int failed = firstFailed.load();
+  return failed >= 0 ? results[static_cast<size_t>(failed)] : okStatus();
 }
 
 Status launchJobs(std::vector<GroupJob> jobs) {

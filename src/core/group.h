@@ -12,6 +12,7 @@
 
 #include <functional>
 
+#include "core/coll_task.h"
 #include "core/comm.h"
 #include "util/status.h"
 
@@ -30,6 +31,12 @@ void deferToGroup(GroupJob job);
 // Remembers an error of a call inside the group; ncclGroupEnd then reports it (and
 // starts none of the group's jobs).
 void recordGroupError(const Status& status);
+
+// The tasks the calling thread's current group has queued on `comm`.
+CommTasks& groupTasksFor(Comm* comm);
+// Runs the tasks of one or several communicators (several at once, one thread each, so
+// that one thread can drive all the ranks of a process).
+Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work);
 
 // Runs jobs now: concurrently, then waits (blocking) or leaves them running in the
 // communicators' background threads (non-blocking). Used by groupEnd and, for a single

@@ -20,6 +20,22 @@ const IntParam kMaxCtas("NCCL_MAX_CTAS", 64, 1, 64, "maximum number of channels 
 const StringParam kNetName("NCCL_NET", "", "network backend to use: IB or Socket");
 const IntParam kSplitShare("NCCL_COMM_SPLIT_SHARE_RESOURCES", 0, 0, 1, "share resources between split comms");
 
+const IntParam kBuffSize("NCCL_BUFFSIZE", 4 << 20, 64 << 10, 1 << 30,
+                         "bytes of a Simple-protocol connection buffer (8 steps)", ParamKind::Size);
+const IntParam kLlBuffSize("NCCL_LL_BUFFSIZE", 512 << 10, 16 << 10, 64 << 20,
+                           "bytes of an LL-protocol connection buffer (8 steps, half of it payload)", ParamKind::Size);
+const IntParam kMinNChannels("NCCL_MIN_NCHANNELS", 1, 1, 64, "fewest channels a collective uses");
+const IntParam kMaxNChannels("NCCL_MAX_NCHANNELS", 64, 1, 64, "most channels a collective uses");
+const StringParam kAlgo("NCCL_ALGO", "",
+                        "algorithms allowed: ring, tree (NCCL's grammar: ^ to exclude, func: prefixes)");
+const StringParam kProto("NCCL_PROTO", "", "protocols allowed: simple, ll (NCCL's grammar)");
+const IntParam kShmDisable("NCCL_SHM_DISABLE", 0, 0, 1,
+                           "1: ranks of one host use the network instead of shared memory");
+const IntParam kNsocksPerThread("NCCL_NSOCKS_PERTHREAD", 1, 1, 64, "sockets per helper thread of a socket connection");
+const IntParam kSocketNthreads("NCCL_SOCKET_NTHREADS", 0, 0, 16, "helper threads per socket connection (0: none)");
+const IntParam kSpinNs("BRAID_SPIN_NS", -1, -1, 100000000,
+                       "nanoseconds a waiting rank spins before sleeping (-1: automatic by cores per rank)");
+
 const StringParam kDevice("BRAID_DEVICE", "auto", "auto: GPU when usable, else host memory; cpu: always host memory");
 
 const StringParam kLauncher("BRAID_LAUNCHER", "",

@@ -1,4 +1,9 @@
 # Sources of src/transport (paths relative to src/).
 include(transport/net/socket/sources.cmake)
 list(APPEND BRAID_SOURCES
+  transport/connection_setup.cc
+  transport/shm/shm_segment.cc
+  transport/shm/shm_transport.cc
+  transport/net/net_transport.cc
+  transport/net/proxy.cc
 )

@@ -125,14 +125,46 @@ TEST(Api, LastErrorPerCommunicator) {
 TEST(Api, UnimplementedFunctionsSayWhyAndNeverSucceed) {
   ncclComm_t comm = makeOneRankComm();
   float buffer[4] = {};
-  EXPECT_EQ(ncclAllReduce(buffer, buffer, 4, ncclFloat, ncclSum, comm, nullptr), ncclInvalidUsage);
-  EXPECT_NE(lastError().find("ncclAllReduce is not implemented"), std::string::npos) << lastError();
-  EXPECT_EQ(ncclSend(buffer, 4, ncclFloat, 0, comm, nullptr), ncclInvalidUsage);
   void* handle = nullptr;
   EXPECT_EQ(ncclCommRegister(comm, buffer, sizeof(buffer), &handle), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("ncclCommRegister is not implemented"), std::string::npos) << lastError();
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
   EXPECT_EQ(ncclGroupSimulateEnd(&sim), ncclInvalidUsage);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, CollectiveArgumentChecks) {
+  ncclComm_t comm = makeOneRankComm();
+  float buffer[4] = {1, 2, 3, 4};
   EXPECT_EQ(ncclAllReduce(buffer, buffer, 4, ncclFloat, ncclSum, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclAllReduce(nullptr, buffer, 4, ncclFloat, ncclSum, comm, nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("sendbuff is NULL with count 4"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclAllReduce(nullptr, nullptr, 0, ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
+  EXPECT_EQ(ncclAllReduce(buffer, buffer, 4, static_cast<ncclDataType_t>(12), ncclSum, comm, nullptr),
+            ncclInvalidArgument);
+  EXPECT_NE(lastError().find("datatype=12"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclAllReduce(buffer, buffer, 4, ncclFloat, static_cast<ncclRedOp_t>(9), comm, nullptr),
+            ncclInvalidArgument);
+  EXPECT_NE(lastError().find("op=9"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclBroadcast(buffer, buffer, 4, ncclFloat, 1, comm, nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("root=1 is outside [0, 1)"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclSend(buffer, 4, ncclFloat, 2, comm, nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("peer=2"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclAllReduce(buffer, buffer, 4, ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
+  EXPECT_EQ(buffer[3], 4.0f);
+
+  // A PreMulSum operator is tied to its data type and its communicator.
+  ncclRedOp_t op;
+  float two = 2.0f;
+  ASSERT_EQ(ncclRedOpCreatePreMulSum(&op, &two, ncclFloat, ncclScalarHostImmediate, comm), ncclSuccess);
+  EXPECT_EQ(ncclAllReduce(buffer, buffer, 4, ncclFloat, op, comm, nullptr), ncclSuccess);
+  EXPECT_EQ(buffer[3], 8.0f);
+  double d[1] = {1};
+  EXPECT_EQ(ncclAllReduce(d, d, 1, ncclDouble, op, comm, nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("created for float"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclRedOpDestroy(op, comm), ncclSuccess);
+  EXPECT_EQ(ncclRedOpDestroy(op, comm), ncclInvalidArgument);
+  EXPECT_EQ(ncclRedOpDestroy(ncclSum, comm), ncclInvalidArgument);
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 

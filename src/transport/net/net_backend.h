@@ -34,11 +34,11 @@ struct NetHandle {
 };
 
 struct NetProperties {
-  std::string name;     // device name ("eth0", "mlx5_0")
-  std::string pciPath;  // sysfs PCI path when known, else empty
-  int speedMbps = 0;    // link speed, 0 when unknown
-  int port = 0;         // port number (IB), 0 otherwise
-  int maxComms = 0;     // connections the device supports
+  std::string name;      // device name ("eth0", "mlx5_0")
+  std::string pciPath;   // sysfs PCI path when known, else empty
+  int speedMbps = 0;     // link speed, 0 when unknown
+  int port = 0;          // port number (IB), 0 otherwise
+  int maxComms = 0;      // connections the device supports
   std::string describe;  // one line for the INFO log
 };
 

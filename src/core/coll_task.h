@@ -1,0 +1,44 @@
+// What the API layer hands to the data path: collectives and point-to-point transfers
+// queued by one group (or a single call) on one communicator.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "algorithms/algo_proto.h"
+#include "kernels/reduce/functors.h"
+#include "nccl.h"
+
+namespace braid {
+
+struct CollTask {
+  CollFunc func = CollFunc::AllReduce;
+  const void* sendbuff = nullptr;
+  void* recvbuff = nullptr;
+  size_t count = 0;  // elements, NCCL's meaning for the function (per rank for AllGather/ReduceScatter)
+  ncclDataType_t type = ncclFloat32;
+  RedOpKind op = RedOpKind::Sum;
+  uint64_t opArg = 0;                 // PreMulSum scalar bits (host-immediate) or SumPostDiv divisor
+  const void* scalarAtRun = nullptr;  // PreMulSum scalar read when the collective runs (ncclScalarDevice)
+  int root = 0;
+};
+
+struct P2pTask {
+  bool isSend = true;
+  const void* sendbuff = nullptr;
+  void* recvbuff = nullptr;
+  size_t bytes = 0;
+  int peer = -1;
+};
+
+struct CommTasks {
+  std::vector<CollTask> colls;
+  std::vector<P2pTask> p2ps;
+  // Copies of inputs that must not change while the group runs (in-place AlltoAll).
+  std::vector<std::unique_ptr<uint8_t[]>> staging;
+  bool empty() const { return colls.empty() && p2ps.empty(); }
+};
+
+}  // namespace braid

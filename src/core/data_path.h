@@ -1,0 +1,96 @@
+// A communicator's data path in host mode: its channels and their connections, the
+// transports (SHM, NET through the proxy), the planner that turns a group's tasks into
+// per-channel work, and the executor that runs it.
+//
+// Connections are made when first needed — the ring of a channel at its first ring
+// collective, the trees at the first tree AllReduce, a pair's p2p connection at its first
+// send/recv — by every rank at the same point of the same collective, so no rank waits for
+// a connection the others are not making. Plans depend only on values every rank shares
+// (sizes, the agreed settings, the layout), so every rank makes the same choices.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/algo_proto.h"
+#include "algorithms/ring.h"
+#include "algorithms/tuning.h"
+#include "core/coll_task.h"
+#include "core/comm.h"
+#include "core/data_path_settings.h"
+#include "exec/host/host_exec.h"
+#include "exec/host/host_executor.h"
+#include "kernels/algorithms/schedule_args.h"
+#include "transport/net/net_backend.h"
+#include "transport/net/proxy.h"
+#include "transport/shm/shm_transport.h"
+#include "transport/transport.h"
+
+namespace braid {
+
+class DataPath {
+ public:
+  // Called at the end of communicator init (collective: agrees on settings).
+  static Status create(Comm& comm, std::unique_ptr<DataPath>* out);
+  ~DataPath();
+  DataPath(const DataPath&) = delete;
+  DataPath& operator=(const DataPath&) = delete;
+
+  // Runs every task to completion (host mode is synchronous).
+  Status execute(CommTasks& tasks);
+
+  const DataPathSettings& settings() const { return settings_; }
+
+ private:
+  struct Channel {
+    std::unique_ptr<Connector> ringSend, ringRecv;
+    std::unique_ptr<Connector> treeUpSend, treeUpRecv;  // to / from the parent
+    std::unique_ptr<Connector> treeDownSend[kMaxTreeChildren], treeDownRecv[kMaxTreeChildren];
+    std::map<int, std::unique_ptr<Connector>> p2pSend, p2pRecv;  // by peer
+    bool ringConnected = false;
+    bool treeConnected = false;
+  };
+
+  // A collective with the plan's choices made.
+  struct PlannedColl {
+    CollTask task;
+    Algorithm algo = Algorithm::Ring;
+    Protocol proto = Protocol::Simple;
+    int nChannels = 1;
+    size_t elemBytes = 1;
+  };
+
+  explicit DataPath(Comm& comm) : comm_(comm), executor_(comm.rank) {}
+  Status init();
+
+  Status plan(const CollTask& task, PlannedColl* out);
+  Status connectRings(int nChannels);
+  Status connectTrees(int nChannels);
+  Status connectP2p(const std::vector<P2pTask>& p2ps);
+  Transport* transportFor(int peer);
+  Status ensureNet();
+  int p2pChannel(int peer) const { return (comm_.rank + peer) % settings_.defaultChannels; }
+
+  Status runChannel(int channel, const std::vector<PlannedColl>& colls, const std::vector<P2pTask>& p2ps);
+  bool runCollOnChannel(HostExec& exec, int channel, const PlannedColl& coll);
+  bool runLocalCollective(const PlannedColl& coll);
+  Status finishOperation(Status result);
+
+  Comm& comm_;
+  DataPathSettings settings_;
+  AlgoProtoPolicy policy_;
+  TuningInputs tuning_{};
+  std::vector<int> ringOrder_;
+  RingPosition ringPosition_{};
+  std::vector<Channel> channels_;
+  std::unique_ptr<Transport> shm_;
+  std::unique_ptr<NetBackend> netBackend_;
+  std::unique_ptr<Proxy> proxy_;
+  std::unique_ptr<Transport> net_;
+  HostExecutor executor_;
+  std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
+};
+
+}  // namespace braid

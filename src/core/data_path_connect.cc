@@ -1,0 +1,163 @@
+// DataPath's connections: rings, trees and p2p pairs, made on first use, each with the
+// transport the pair of ranks can use, and logged as NCCL logs them.
+#include <set>
+
+#include "algorithms/tree.h"
+#include "bootstrap/bootstrap_interface.h"
+#include "core/data_path.h"
+#include "core/params.h"
+#include "transport/connection_setup.h"
+#include "transport/net/net_transport.h"
+#include "transport/net/socket/socket_backend.h"
+#include "transport/shm/shm_transport.h"
+#include "util/format.h"
+#include "util/log.h"
+
+namespace braid {
+
+namespace {
+
+std::string rankLabel(int rank) { return strFormat("%d[host]", rank); }
+
+void logConnection(int channel, const char* what, int from, int to, const Connector& connector) {
+  BRAID_INFO(kLogInit | kLogP2p, "Channel %02d%s : %s -> %s via %s", channel, what, rankLabel(from).c_str(),
+             rankLabel(to).c_str(), connector.via().c_str());
+}
+
+}  // namespace
+
+Transport* DataPath::transportFor(int peer) {
+  const auto& peers = comm_.bootstrap->peers();
+  bool sameHost = peers[static_cast<size_t>(peer)].hostHash == peers[static_cast<size_t>(comm_.rank)].hostHash;
+  if (sameHost && !settings_.shmDisable) return shm_.get();
+  return net_.get();
+}
+
+Status DataPath::ensureNet() {
+  if (net_) return okStatus();
+  bool needed = settings_.shmDisable || comm_.layout.nNodes > 1;
+  if (!needed) return okStatus();
+  if (!settings_.netName.empty() && !equalsIgnoreCase(settings_.netName, "Socket")) {
+    return BRAID_ERROR(ncclInvalidArgument, "NCCL_NET=%s: this Braid has the Socket network backend only",
+                       settings_.netName.c_str());
+  }
+  SocketSettings socketSettings;
+  socketSettings.ifname = params::kSocketIfname.get();
+  std::string family = params::kSocketFamily.get();
+  if (!family.empty()) parseSocketFamily(family, &socketSettings.family);
+  std::vector<NetInterface> all;
+  BRAID_CHECK(listNetInterfaces(socketSettings.sysfsRoot, &all));
+  InterfacePolicy policy;
+  policy.ifnameSpec = socketSettings.ifname;
+  policy.family = socketSettings.family;
+  // Reach the other hosts the way the bootstrap did: through the interface it chose.
+  SocketAddress bootstrapAddress = comm_.bootstrap->address();
+  policy.routeLocal = &bootstrapAddress;
+  policy.routeToward = &bootstrapAddress;
+  InterfaceChoice choice;
+  BRAID_CHECK(chooseInterfaces(all, policy, &choice));
+  SocketNetConfig config;
+  config.interfaces.push_back(choice.ranked.front());
+  config.nSocksPerThread = settings_.nsocksPerThread;
+  config.nThreads = settings_.socketThreads;
+  BRAID_CHECK(createSocketNetBackend(config, &netBackend_));
+  proxy_ = std::make_unique<Proxy>(&comm_.abortFlag, comm_.rank);
+  net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
+                                        &comm_.abortFlag);
+  NetProperties props;
+  if (netBackend_->properties(0, &props).ok()) {
+    BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s; %d socket(s) x %d thread(s) per connection",
+               props.describe.c_str(), config.nSocksPerThread, std::max(1, config.nThreads));
+  }
+  return okStatus();
+}
+
+Status DataPath::connectRings(int nChannels) {
+  std::vector<ConnectionJob> jobs;
+  std::vector<int> fresh;
+  for (int c = 0; c < nChannels; ++c) {
+    Channel& ch = channels_[static_cast<size_t>(c)];
+    if (ch.ringConnected) continue;
+    fresh.push_back(c);
+    BRAID_CHECK(ensureNet());
+    ConnRequest send{ConnPurpose::Ring, c, ringPosition_.next, true};
+    ConnRequest recv{ConnPurpose::Ring, c, ringPosition_.prev, false};
+    jobs.push_back({recv, transportFor(recv.peer), &ch.ringRecv});
+    jobs.push_back({send, transportFor(send.peer), &ch.ringSend});
+  }
+  if (jobs.empty()) return okStatus();
+  BRAID_CHECK(establishConnections(*comm_.bootstrap, jobs));
+  std::string order;
+  for (int r : ringOrder_) order += " " + std::to_string(r);
+  for (int c : fresh) {
+    Channel& ch = channels_[static_cast<size_t>(c)];
+    ch.ringConnected = true;
+    BRAID_INFO(kLogInit, "Channel %02d/%02d :%s", c, nChannels, order.c_str());
+    logConnection(c, "/0", comm_.rank, ringPosition_.next, *ch.ringSend);
+  }
+  return okStatus();
+}
+
+Status DataPath::connectTrees(int nChannels) {
+  std::vector<ConnectionJob> jobs;
+  std::vector<int> fresh;
+  for (int c = 0; c < nChannels; ++c) {
+    Channel& ch = channels_[static_cast<size_t>(c)];
+    if (ch.treeConnected) continue;
+    fresh.push_back(c);
+    BRAID_CHECK(ensureNet());
+    TreeLinks links = buildTreeLinks(comm_.layout, comm_.rank, c);
+    if (links.up >= 0) {
+      jobs.push_back({{ConnPurpose::TreeUp, c, links.up, true}, transportFor(links.up), &ch.treeUpSend});
+      jobs.push_back({{ConnPurpose::TreeDown, c, links.up, false}, transportFor(links.up), &ch.treeUpRecv});
+    }
+    for (int k = 0; k < links.nDown; ++k) {
+      int child = links.down[k];
+      jobs.push_back({{ConnPurpose::TreeUp, c, child, false}, transportFor(child), &ch.treeDownRecv[k]});
+      jobs.push_back({{ConnPurpose::TreeDown, c, child, true}, transportFor(child), &ch.treeDownSend[k]});
+    }
+  }
+  if (fresh.empty()) return okStatus();
+  BRAID_CHECK(establishConnections(*comm_.bootstrap, jobs));
+  for (int c : fresh) {
+    channels_[static_cast<size_t>(c)].treeConnected = true;
+    TreeLinks links = buildTreeLinks(comm_.layout, comm_.rank, c);
+    // NCCL's form: down0/down1/down2->rank->up.
+    BRAID_INFO(kLogInit, "Trees [%d] %d/%d/%d->%d->%d", c, links.down[0], links.down[1], links.down[2], comm_.rank,
+               links.up);
+  }
+  return okStatus();
+}
+
+Status DataPath::connectP2p(const std::vector<P2pTask>& p2ps) {
+  std::vector<ConnectionJob> jobs;
+  std::set<std::pair<int, bool>> planned;  // (peer, isSend) added to this batch
+  for (const P2pTask& p2p : p2ps) {
+    if (p2p.peer == comm_.rank) continue;
+    int c = p2pChannel(p2p.peer);
+    Channel& ch = channels_[static_cast<size_t>(c)];
+    auto& table = p2p.isSend ? ch.p2pSend : ch.p2pRecv;
+    if (table.count(p2p.peer) || !planned.insert({p2p.peer, p2p.isSend}).second) continue;
+    BRAID_CHECK(ensureNet());
+    jobs.push_back({{ConnPurpose::P2p, c, p2p.peer, p2p.isSend}, transportFor(p2p.peer), &table[p2p.peer]});
+  }
+  if (jobs.empty()) return okStatus();
+  Status established = establishConnections(*comm_.bootstrap, jobs);
+  if (!established.ok()) {
+    // Leave no half-made entries behind: the next attempt starts over.
+    for (ConnectionJob& job : jobs) {
+      if (!*job.target) {
+        auto& table = job.request.isSend ? channels_[static_cast<size_t>(job.request.channel)].p2pSend
+                                         : channels_[static_cast<size_t>(job.request.channel)].p2pRecv;
+        table.erase(job.request.peer);
+      }
+    }
+    return established;
+  }
+  for (ConnectionJob& job : jobs) {
+    if (job.request.isSend) logConnection(job.request.channel, "/1", comm_.rank, job.request.peer, **job.target);
+  }
+  return okStatus();
+}
+
+}  // namespace braid

@@ -1,0 +1,36 @@
+// The data path's configuration, read once per communicator from the environment and the
+// communicator's config, then made identical on every rank: each rank contributes its
+// reading through the bootstrap and all adopt rank 0's, with a WARN naming any setting that
+// differed (ranks that disagreed on NCCL_ALGO or NCCL_BUFFSIZE would otherwise pick
+// different algorithms or FIFO sizes and hang).
+#pragma once
+
+#include <string>
+
+#include "algorithms/algo_proto.h"
+#include "bootstrap/bootstrap.h"
+#include "core/comm_config.h"
+#include "transport/connector.h"
+
+namespace braid {
+
+struct DataPathSettings {
+  FifoSizes fifo;
+  int minChannels = 1;
+  int maxChannels = 64;
+  int defaultChannels = 1;  // what collectives use at most unless NCCL_MIN_NCHANNELS says more
+  std::string algo;         // NCCL_ALGO text
+  std::string proto;        // NCCL_PROTO text
+  bool shmDisable = false;
+  std::string netName;  // NCCL_NET / config netName
+  int nsocksPerThread = 1;
+  int socketThreads = 0;
+  int64_t spinNs = 20000;
+};
+
+// Reads this rank's settings (local: cores, environment, config).
+DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks);
+// Makes them the same on all ranks (rank 0's), warning about differences.
+Status agreeOnSettings(Bootstrap& bootstrap, DataPathSettings* settings);
+
+}  // namespace braid

@@ -1,0 +1,215 @@
+#include "core/enqueue.h"
+
+#include <cstring>
+
+#include "core/data_path.h"
+#include "core/group.h"
+#include "core/last_error.h"
+#include "kernels/reduce/numeric_types.h"
+#include "util/format.h"
+#include "util/log.h"
+
+namespace braid {
+
+namespace {
+
+Status checkReady(Comm* comm, const char* fn) {
+  ncclResult_t state = comm->asyncError.load();
+  if (state == ncclInProgress) {
+    return BRAID_ERROR(ncclInvalidUsage,
+                       "%s: the communicator is still initializing (wait until "
+                       "ncclCommGetAsyncError stops returning ncclInProgress)",
+                       fn);
+  }
+  if (state != ncclSuccess) {
+    return Status(state, strFormat("%s: the communicator has failed earlier (%s); abort it with ncclCommAbort", fn,
+                                   lastErrorText(comm)));
+  }
+  if (comm->finalized.load()) return BRAID_ERROR(ncclInvalidUsage, "%s: the communicator was finalized", fn);
+  return okStatus();
+}
+
+Status checkType(ncclDataType_t type, const char* fn) {
+  if (static_cast<int>(type) < 0 || type >= ncclNumTypes) {
+    return BRAID_ERROR(ncclInvalidArgument, "%s: datatype=%d is not an ncclDataType_t", fn, static_cast<int>(type));
+  }
+  return okStatus();
+}
+
+Status checkRank(int value, int nranks, const char* fn, const char* what) {
+  if (value < 0 || value >= nranks) {
+    return BRAID_ERROR(ncclInvalidArgument, "%s: %s=%d is outside [0, %d)", fn, what, value, nranks);
+  }
+  return okStatus();
+}
+
+Status checkBuffer(const void* buffer, size_t count, const char* fn, const char* what) {
+  if (!buffer && count > 0) return BRAID_ERROR(ncclInvalidArgument, "%s: %s is NULL with count %zu", fn, what, count);
+  return okStatus();
+}
+
+// Runs at once, or queues into the calling thread's group.
+Status submit(Comm* comm, CommTasks&& tasks) {
+  if (inGroup()) {
+    CommTasks& queued = groupTasksFor(comm);
+    for (CollTask& t : tasks.colls) queued.colls.push_back(t);
+    for (P2pTask& t : tasks.p2ps) queued.p2ps.push_back(t);
+    for (auto& s : tasks.staging) queued.staging.push_back(std::move(s));
+    return okStatus();
+  }
+  std::vector<std::pair<Comm*, CommTasks>> work;
+  work.emplace_back(comm, std::move(tasks));
+  return executeTasks(work);
+}
+
+// Errors inside a group are remembered, so that ncclGroupEnd reports them too.
+Status rejected(Status status) {
+  if (inGroup()) recordGroupError(status);
+  return status;
+}
+
+P2pTask p2pTask(bool isSend, const void* send, void* recv, size_t bytes, int peer) {
+  P2pTask t;
+  t.isSend = isSend;
+  t.sendbuff = send;
+  t.recvbuff = recv;
+  t.bytes = bytes;
+  t.peer = peer;
+  return t;
+}
+
+}  // namespace
+
+Status enqueueCollective(Comm* comm, const CollCall& call) {
+  Status checked = [&]() -> Status {
+    BRAID_CHECK(checkReady(comm, call.fn));
+    BRAID_CHECK(checkType(call.type, call.fn));
+    bool rooted = call.func == CollFunc::Broadcast || call.func == CollFunc::Reduce;
+    if (rooted) BRAID_CHECK(checkRank(call.root, comm->nranks, call.fn, "root"));
+    bool isRoot = rooted && call.root == comm->rank;
+    // Which buffers a rank uses (NCCL's rules): Broadcast reads sendbuff on the root only,
+    // Reduce writes recvbuff on the root only.
+    bool needsSend = call.func != CollFunc::Broadcast || isRoot;
+    bool needsRecv = call.func != CollFunc::Reduce || isRoot;
+    if (needsSend) BRAID_CHECK(checkBuffer(call.sendbuff, call.count, call.fn, "sendbuff"));
+    if (needsRecv) BRAID_CHECK(checkBuffer(call.recvbuff, call.count, call.fn, "recvbuff"));
+    return okStatus();
+  }();
+  if (!checked.ok()) return rejected(checked);
+
+  CollTask task;
+  task.func = call.func;
+  task.sendbuff = call.sendbuff;
+  task.recvbuff = call.recvbuff;
+  task.count = call.count;
+  task.type = call.type;
+  task.root = call.root < 0 ? 0 : call.root;
+  if (call.func != CollFunc::Broadcast && call.func != CollFunc::AllGather) {
+    ResolvedOp op;
+    Status resolved = comm->redOps.resolve(call.op, call.type, comm->nranks, call.fn, &op);
+    if (!resolved.ok()) return rejected(resolved);
+    task.op = op.kind;
+    task.opArg = op.arg;
+    task.scalarAtRun = op.scalarAtRun;
+  }
+  // Non-root ranks of a Reduce have no result: they compute into nothing, so give the
+  // schedule a valid (unused) destination.
+  if (call.func == CollFunc::Reduce && !task.recvbuff) task.recvbuff = const_cast<void*>(task.sendbuff);
+  if (call.func == CollFunc::Broadcast && !task.sendbuff) task.sendbuff = task.recvbuff;
+  BRAID_TRACE(kLogColl, "%s: sendbuff %p recvbuff %p count %zu datatype %s op %d root %d", call.fn, call.sendbuff,
+              call.recvbuff, call.count, dataTypeName(call.type), static_cast<int>(call.op), call.root);
+  CommTasks tasks;
+  tasks.colls.push_back(task);
+  return submit(comm, std::move(tasks));
+}
+
+Status enqueueSendRecv(Comm* comm, const char* fn, bool isSend, const void* sendbuff, void* recvbuff, size_t count,
+                       ncclDataType_t type, int peer) {
+  Status checked = [&]() -> Status {
+    BRAID_CHECK(checkReady(comm, fn));
+    BRAID_CHECK(checkType(type, fn));
+    BRAID_CHECK(checkRank(peer, comm->nranks, fn, "peer"));
+    BRAID_CHECK(checkBuffer(isSend ? sendbuff : recvbuff, count, fn, isSend ? "sendbuff" : "recvbuff"));
+    return okStatus();
+  }();
+  if (!checked.ok()) return rejected(checked);
+  CommTasks tasks;
+  tasks.p2ps.push_back(p2pTask(isSend, sendbuff, recvbuff, count * dataTypeSize(type), peer));
+  return submit(comm, std::move(tasks));
+}
+
+Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type) {
+  const char* fn = "ncclAlltoAll";
+  Status checked = [&]() -> Status {
+    BRAID_CHECK(checkReady(comm, fn));
+    BRAID_CHECK(checkType(type, fn));
+    BRAID_CHECK(checkBuffer(sendbuff, count, fn, "sendbuff"));
+    BRAID_CHECK(checkBuffer(recvbuff, count, fn, "recvbuff"));
+    return okStatus();
+  }();
+  if (!checked.ok()) return rejected(checked);
+  size_t block = count * dataTypeSize(type);
+  size_t n = static_cast<size_t>(comm->nranks);
+  CommTasks tasks;
+  const auto* send = static_cast<const uint8_t*>(sendbuff);
+  auto* recv = static_cast<uint8_t*>(recvbuff);
+  if (block > 0 && send == recv) {
+    // In place: blocks arrive while others still have to leave; send from a copy.
+    tasks.staging.emplace_back(new uint8_t[block * n]);
+    std::memcpy(tasks.staging.back().get(), send, block * n);
+    send = tasks.staging.back().get();
+  }
+  for (size_t j = 0; j < n; ++j) {
+    tasks.p2ps.push_back(p2pTask(true, send + j * block, nullptr, block, static_cast<int>(j)));
+    tasks.p2ps.push_back(p2pTask(false, nullptr, recv + j * block, block, static_cast<int>(j)));
+  }
+  return submit(comm, std::move(tasks));
+}
+
+Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root) {
+  const char* fn = "ncclGather";
+  Status checked = [&]() -> Status {
+    BRAID_CHECK(checkReady(comm, fn));
+    BRAID_CHECK(checkType(type, fn));
+    BRAID_CHECK(checkRank(root, comm->nranks, fn, "root"));
+    BRAID_CHECK(checkBuffer(sendbuff, count, fn, "sendbuff"));
+    if (comm->rank == root) BRAID_CHECK(checkBuffer(recvbuff, count, fn, "recvbuff"));
+    return okStatus();
+  }();
+  if (!checked.ok()) return rejected(checked);
+  size_t block = count * dataTypeSize(type);
+  CommTasks tasks;
+  tasks.p2ps.push_back(p2pTask(true, sendbuff, nullptr, block, root));
+  if (comm->rank == root) {
+    auto* recv = static_cast<uint8_t*>(recvbuff);
+    for (int j = 0; j < comm->nranks; ++j) {
+      tasks.p2ps.push_back(p2pTask(false, nullptr, recv + static_cast<size_t>(j) * block, block, j));
+    }
+  }
+  return submit(comm, std::move(tasks));
+}
+
+Status enqueueScatter(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root) {
+  const char* fn = "ncclScatter";
+  Status checked = [&]() -> Status {
+    BRAID_CHECK(checkReady(comm, fn));
+    BRAID_CHECK(checkType(type, fn));
+    BRAID_CHECK(checkRank(root, comm->nranks, fn, "root"));
+    BRAID_CHECK(checkBuffer(recvbuff, count, fn, "recvbuff"));
+    if (comm->rank == root) BRAID_CHECK(checkBuffer(sendbuff, count, fn, "sendbuff"));
+    return okStatus();
+  }();
+  if (!checked.ok()) return rejected(checked);
+  size_t block = count * dataTypeSize(type);
+  CommTasks tasks;
+  if (comm->rank == root) {
+    const auto* send = static_cast<const uint8_t*>(sendbuff);
+    for (int j = 0; j < comm->nranks; ++j) {
+      tasks.p2ps.push_back(p2pTask(true, send + static_cast<size_t>(j) * block, nullptr, block, j));
+    }
+  }
+  tasks.p2ps.push_back(p2pTask(false, nullptr, recvbuff, block, root));
+  return submit(comm, std::move(tasks));
+}
+
+}  // namespace braid

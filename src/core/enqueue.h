@@ -1,0 +1,30 @@
+// From API calls to tasks: argument checks (NCCL's, with messages that say which argument
+// and why), translation of AlltoAll, Gather and Scatter into point-to-point transfers, and
+// either immediate execution or queueing into the calling thread's group.
+#pragma once
+
+#include "core/coll_task.h"
+#include "core/comm.h"
+
+namespace braid {
+
+struct CollCall {
+  const char* fn;
+  CollFunc func;
+  const void* sendbuff;
+  void* recvbuff;
+  size_t count;
+  ncclDataType_t type;
+  ncclRedOp_t op;  // ignored by data-only functions
+  int root;        // -1 when the function has none
+};
+
+Status enqueueCollective(Comm* comm, const CollCall& call);
+Status enqueueSendRecv(Comm* comm, const char* fn, bool isSend, const void* sendbuff, void* recvbuff, size_t count,
+                       ncclDataType_t type, int peer);
+// AlltoAll, Gather, Scatter: grouped sends and receives.
+Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type);
+Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root);
+Status enqueueScatter(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root);
+
+}  // namespace braid

@@ -1,0 +1,54 @@
+// From a channel's description of a collective to the instantiated schedule that runs it
+// on the host: function × algorithm × protocol × element type × reduction.
+// Reductions are instantiated in one translation unit per element type (generated from
+// dispatch_type.cc.in) so that the build spreads over cores; data-only collectives
+// (Broadcast, AllGather) move bytes and need no element type.
+#pragma once
+
+#include <cstdint>
+
+#include "algorithms/algo_proto.h"
+#include "exec/host/host_exec.h"
+#include "kernels/algorithms/schedule_args.h"
+#include "kernels/reduce/functors.h"
+#include "nccl.h"
+
+namespace braid {
+
+struct CollWork {
+  CollFunc func = CollFunc::AllReduce;
+  Algorithm algo = Algorithm::Ring;
+  Protocol proto = Protocol::Simple;
+  ncclDataType_t type = ncclFloat32;
+  RedOpKind op = RedOpKind::Sum;
+  uint64_t opArg = 0;  // PreMulSum scalar bits or SumPostDiv divisor
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t segment = 0;  // per-rank elements (AllGather, ReduceScatter)
+  int rootIndex = 0;   // ring position of the root (Broadcast, Reduce)
+  Share share;         // in elements (bytes for data-only collectives)
+};
+
+// Runs one channel's part; false when the wait was aborted (or the combination is not
+// instantiated, which the planner never asks for).
+bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const RingSchedule& ring, const TreeSchedule& tree);
+
+// One per element type (dispatch_<type>.cc).
+#define BRAID_DECLARE_REDUCTION_DISPATCH(suffix)                                                   \
+  bool runReductionOnHost_##suffix(HostExec& exec, const CollWork& work, const RingSchedule& ring, \
+                                   const TreeSchedule& tree);
+BRAID_DECLARE_REDUCTION_DISPATCH(int8)
+BRAID_DECLARE_REDUCTION_DISPATCH(uint8)
+BRAID_DECLARE_REDUCTION_DISPATCH(int32)
+BRAID_DECLARE_REDUCTION_DISPATCH(uint32)
+BRAID_DECLARE_REDUCTION_DISPATCH(int64)
+BRAID_DECLARE_REDUCTION_DISPATCH(uint64)
+BRAID_DECLARE_REDUCTION_DISPATCH(half)
+BRAID_DECLARE_REDUCTION_DISPATCH(float)
+BRAID_DECLARE_REDUCTION_DISPATCH(double)
+BRAID_DECLARE_REDUCTION_DISPATCH(bfloat16)
+BRAID_DECLARE_REDUCTION_DISPATCH(fp8e4m3)
+BRAID_DECLARE_REDUCTION_DISPATCH(fp8e5m2)
+#undef BRAID_DECLARE_REDUCTION_DISPATCH
+
+}  // namespace braid

@@ -1,0 +1,113 @@
+// The host execution context: how the shared primitives wait, publish and touch FIFO
+// memory when they run on a CPU thread (the CUDA kernels have their own context with the
+// same members). One thread runs a channel, so thread index and barriers are trivial.
+//
+// Waiting never spins without bound: a wait first spins for `spinNs` (cheap when the peer
+// is running on another core), then sleeps on a futex that the publishing side wakes, with
+// a timeout so that the abort flag is seen within milliseconds. With more ranks than cores
+// the spin budget is small, so waiting ranks give their core to the rank they wait for.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+
+#include "kernels/primitives/connector.h"
+#include "util/deadline.h"
+#include "util/futex.h"
+
+namespace braid {
+
+struct HostWaitPolicy {
+  int64_t spinNs = 20000;
+  int64_t sleepSliceUs = 2000;  // futex timeout: how often a sleeper looks at the abort flag
+};
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+inline int64_t monotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+class HostExec {
+ public:
+  HostExec(const AbortFlag* abort, HostWaitPolicy policy) : abort_(abort), policy_(policy) {}
+
+  static uint64_t loadAcquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+  static uint32_t loadAcquire32(const uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+  static void storeRelaxed32(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+
+  // Publishes a counter and wakes whoever sleeps on it.
+  static void publish(uint64_t* counter, uint64_t value, uint32_t* waiters) {
+    __atomic_store_n(counter, value, __ATOMIC_RELEASE);
+    // Pairs with the waiter's increment of `waiters` before its last look at the counter:
+    // either it sees the new value, or this load sees it waiting.
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(waiters, __ATOMIC_RELAXED) != 0) futexWakeAll(lowWord(counter));
+  }
+
+  // Waits until *counter >= target. False when the communicator was aborted.
+  bool waitAtLeast(const uint64_t* counter, uint64_t target, uint32_t* waiters) {
+    return waitFor([&] { return loadAcquire(counter) >= target; }, counter, waiters);
+  }
+
+  // Waits until ready() (which must become true only after *counter changes, e.g. LL flags
+  // written before the sender publishes its tail).
+  template <typename Ready>
+  bool waitFor(Ready ready, const uint64_t* counter, uint32_t* waiters) {
+    if (ready()) return true;
+    int64_t start = monotonicNs();
+    for (int i = 1;; ++i) {
+      cpuRelax();
+      if (ready()) return true;
+      if ((i & 63) == 0 && monotonicNs() - start > policy_.spinNs) break;
+    }
+    while (true) {
+      if (ready()) return true;
+      if (braid::aborted(abort_)) {
+        failed_ = true;
+        return false;
+      }
+      __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
+      uint32_t observed = __atomic_load_n(lowWord(counter), __ATOMIC_SEQ_CST);
+      if (!ready()) futexWait(lowWord(counter), observed, policy_.sleepSliceUs);
+      __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
+    }
+  }
+
+  // LL lines: each 8-byte half is {payload32, flag32}, written and read as one atomic word.
+  static void storeLlHalf(uint8_t* halfLine, uint32_t payload, uint32_t flag) {
+    uint64_t word = static_cast<uint64_t>(flag) << 32 | payload;
+    __atomic_store_n(reinterpret_cast<uint64_t*>(halfLine), word, __ATOMIC_RELAXED);
+  }
+  static bool loadLlHalf(const uint8_t* halfLine, uint32_t flag, uint32_t* payload) {
+    uint64_t word = __atomic_load_n(reinterpret_cast<const uint64_t*>(halfLine), __ATOMIC_ACQUIRE);
+    if (static_cast<uint32_t>(word >> 32) != flag) return false;
+    *payload = static_cast<uint32_t>(word);
+    return true;
+  }
+  // Orders LL line stores before the tail that lets a sleeping reader (or a proxy) in.
+  static void fenceRelease() { __atomic_thread_fence(__ATOMIC_RELEASE); }
+
+  bool failed() const { return failed_; }
+  bool aborted() const { return braid::aborted(abort_); }
+
+ private:
+  static uint32_t* lowWord(const uint64_t* counter) {
+    // Little-endian: the low half of the counter changes with every step; futexes need 32 bits.
+    return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(counter));
+  }
+
+  const AbortFlag* abort_;
+  HostWaitPolicy policy_;
+  bool failed_ = false;
+};
+
+}  // namespace braid

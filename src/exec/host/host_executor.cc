@@ -1,0 +1,82 @@
+#include "exec/host/host_executor.h"
+
+#include "util/log.h"
+
+namespace braid {
+
+HostExecutor::~HostExecutor() {
+  for (auto& worker : workers_) {
+    {
+      std::lock_guard<std::mutex> lock(worker->mutex);
+      worker->stop = true;
+    }
+    worker->wake.notify_one();
+    worker->thread.join();
+  }
+}
+
+void HostExecutor::workerLoop(Worker& worker) {
+  LogRankScope scope(rank_);
+  while (true) {
+    const std::function<Status(int)>* job = nullptr;
+    int channel = 0;
+    {
+      std::unique_lock<std::mutex> lock(worker.mutex);
+      worker.wake.wait(lock, [&] { return worker.stop || worker.job != nullptr; });
+      if (worker.stop) return;
+      job = worker.job;
+      channel = worker.channel;
+    }
+    Status result;
+    try {
+      result = (*job)(channel);
+    } catch (const std::exception& e) {
+      result = Status(ncclInternalError, std::string("unexpected exception in a channel worker: ") + e.what());
+    }
+    {
+      std::lock_guard<std::mutex> lock(worker.mutex);
+      worker.job = nullptr;
+      worker.result = std::move(result);
+      worker.done = true;
+    }
+    {
+      // Taking the lock orders this notification after the waiter's check.
+      std::lock_guard<std::mutex> lock(doneMutex_);
+    }
+    doneWake_.notify_all();
+  }
+}
+
+Status HostExecutor::runChannels(int nChannels, const std::function<Status(int)>& work) {
+  while (static_cast<int>(workers_.size()) < nChannels - 1) {
+    auto worker = std::make_unique<Worker>();
+    Worker* raw = worker.get();
+    worker->thread = std::thread([this, raw] { workerLoop(*raw); });
+    workers_.push_back(std::move(worker));
+  }
+  for (int c = 1; c < nChannels; ++c) {
+    Worker& worker = *workers_[c - 1];
+    {
+      std::lock_guard<std::mutex> lock(worker.mutex);
+      worker.job = &work;
+      worker.channel = c;
+      worker.done = false;
+      worker.result = Status();
+    }
+    worker.wake.notify_one();
+  }
+  Status first = work(0);
+  for (int c = 1; c < nChannels; ++c) {
+    Worker& worker = *workers_[c - 1];
+    std::unique_lock<std::mutex> lock(doneMutex_);
+    doneWake_.wait(lock, [&] {
+      std::lock_guard<std::mutex> workerLock(worker.mutex);
+      return worker.done;
+    });
+    std::lock_guard<std::mutex> workerLock(worker.mutex);
+    if (first.ok() && !worker.result.ok()) first = worker.result;
+  }
+  return first;
+}
+
+}  // namespace braid

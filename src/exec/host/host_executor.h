@@ -1,0 +1,47 @@
+// The host executor: runs a plan's channels on CPU threads. Channel 0 runs on the calling
+// thread (no hand-off, which is what keeps small operations fast); every other channel has
+// a persistent worker thread, created on first use and parked on a condition variable
+// between operations.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "util/status.h"
+
+namespace braid {
+
+class HostExecutor {
+ public:
+  explicit HostExecutor(int rank) : rank_(rank) {}
+  ~HostExecutor();
+  HostExecutor(const HostExecutor&) = delete;
+  HostExecutor& operator=(const HostExecutor&) = delete;
+
+  // Runs work(c) for c in [0, nChannels) concurrently and returns the first failure.
+  Status runChannels(int nChannels, const std::function<Status(int)>& work);
+
+ private:
+  struct Worker {
+    std::thread thread;
+    std::mutex mutex;
+    std::condition_variable wake;
+    const std::function<Status(int)>* job = nullptr;
+    int channel = 0;
+    bool stop = false;
+    bool done = true;
+    Status result;
+  };
+  void workerLoop(Worker& worker);
+
+  int rank_;
+  std::vector<std::unique_ptr<Worker>> workers_;  // workers_[i] runs channel i + 1
+  std::mutex doneMutex_;
+  std::condition_variable doneWake_;
+};
+
+}  // namespace braid

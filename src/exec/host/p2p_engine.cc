@@ -1,0 +1,117 @@
+#include "exec/host/p2p_engine.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/format.h"
+
+namespace braid {
+
+namespace {
+
+size_t payloadCapacity(uint32_t stepBytes) { return stepBytes - sizeof(P2pStepHeader); }
+
+// Moves as many steps of a send as credit allows; true when something moved.
+bool advanceSend(P2pTransfer& t) {
+  SendConn& c = *t.connector->sendView();
+  bool moved = false;
+  while (!t.finished) {
+    uint64_t step = *c.step;
+    if (step >= static_cast<uint64_t>(kSteps) && HostExec::loadAcquire(&c.shared->head) < step + 1 - kSteps) break;
+    size_t n = std::min(payloadCapacity(c.simple.stepBytes), t.bytes - t.moved);
+    uint8_t* slot = c.simple.slot(step);
+    P2pStepHeader header{t.bytes, static_cast<uint32_t>(n), t.moved + n == t.bytes ? 1u : 0u, 0};
+    std::memcpy(slot, &header, sizeof(header));
+    if (n) std::memcpy(slot + sizeof(header), t.src + t.moved, n);
+    c.shared->sizes[step % kSteps] = static_cast<uint32_t>(sizeof(header) + n);
+    HostExec::publish(&c.shared->tail, step + 1, &c.shared->tailWaiters);
+    ++*c.step;
+    t.moved += n;
+    t.finished = header.last != 0;
+    moved = true;
+  }
+  return moved;
+}
+
+Status advanceRecv(P2pTransfer& t, bool* moved) {
+  RecvConn& c = *t.connector->recvView();
+  while (!t.finished) {
+    uint64_t step = *c.step;
+    if (HostExec::loadAcquire(&c.shared->tail) < step + 1) break;
+    const uint8_t* slot = c.simple.slot(step);
+    P2pStepHeader header;
+    std::memcpy(&header, slot, sizeof(header));
+    size_t expected = std::min(payloadCapacity(c.simple.stepBytes), t.bytes - t.moved);
+    if (header.totalBytes != t.bytes || header.payloadBytes != expected) {
+      return BRAID_ERROR(ncclInvalidUsage,
+                         "rank %d sent %llu bytes but this rank's matching ncclRecv expects %zu "
+                         "bytes (send and receive must use the same count and type)",
+                         c.peer, static_cast<unsigned long long>(header.totalBytes), t.bytes);
+    }
+    if (expected) std::memcpy(t.dst + t.moved, slot + sizeof(header), expected);
+    HostExec::publish(&c.shared->head, step + 1, &c.shared->headWaiters);
+    ++*c.step;
+    t.moved += expected;
+    t.finished = header.last != 0;
+    *moved = true;
+  }
+  return okStatus();
+}
+
+}  // namespace
+
+Status runP2pOnHost(HostExec& exec, std::vector<P2pTransfer>& transfers) {
+  int idle = 0;
+  while (true) {
+    bool moved = false, pending = false;
+    const uint64_t* blockedCounter = nullptr;
+    uint32_t* blockedWaiters = nullptr;
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      P2pTransfer& t = transfers[i];
+      if (t.finished) continue;
+      // Only the oldest unfinished transfer of a connection may move.
+      bool earlierPending = false;
+      for (size_t j = 0; j < i && !earlierPending; ++j) {
+        earlierPending = transfers[j].connector == t.connector && !transfers[j].finished;
+      }
+      if (earlierPending) continue;
+      if (t.isSend) {
+        moved |= advanceSend(t);
+      } else {
+        BRAID_CHECK(advanceRecv(t, &moved));
+      }
+      if (!t.finished) {
+        pending = true;
+        if (!blockedCounter) {
+          ConnShared* shared = t.isSend ? t.connector->sendView()->shared : t.connector->recvView()->shared;
+          blockedCounter = t.isSend ? &shared->head : &shared->tail;
+          blockedWaiters = t.isSend ? &shared->headWaiters : &shared->tailWaiters;
+        }
+      }
+    }
+    if (!pending) return okStatus();
+    if (moved) {
+      idle = 0;
+      continue;
+    }
+    if (exec.aborted()) return Status(ncclRemoteError, "point-to-point transfer aborted");
+    // Nothing moved: spin a little, then let other threads run, then sleep on the first
+    // blocked connection (briefly: another one may be the next to move).
+    if (++idle < 256) {
+      cpuRelax();
+    } else if (idle < 512) {
+      sched_yield();
+    } else {
+      uint64_t now = HostExec::loadAcquire(blockedCounter);
+      __atomic_fetch_add(blockedWaiters, 1, __ATOMIC_SEQ_CST);
+      if (HostExec::loadAcquire(blockedCounter) == now) {
+        futexWait(reinterpret_cast<const uint32_t*>(blockedCounter), static_cast<uint32_t>(now), 200);
+      }
+      __atomic_fetch_sub(blockedWaiters, 1, __ATOMIC_SEQ_CST);
+    }
+  }
+}
+
+}  // namespace braid

@@ -1,0 +1,52 @@
+// What a channel's schedule needs to know, beyond its connectors: its share of the data,
+// the pipelining unit, and its place in the ring or tree. Trivially copyable, so the
+// same struct serves the host executor and CUDA kernels.
+//
+// Vocabulary: a collective's data is split between channels into contiguous *shares*
+// [begin, end) (in elements; for AllGather and ReduceScatter, of each rank's segment).
+// A schedule walks its share in *loops*; a ring loop covers nranks *chunks* of at most
+// chunkElems elements, one per ring position. Primitives cut chunks further into FIFO
+// steps.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/common/device_macros.h"
+#include "kernels/primitives/connector.h"
+
+namespace braid {
+
+struct RingSchedule {
+  int nranks = 1;
+  int index = 0;               // this rank's position in the ring
+  const int* order = nullptr;  // user rank at each ring position
+  RecvConn* prev = nullptr;    // from order[index - 1]
+  SendConn* next = nullptr;    // to order[index + 1]
+};
+
+struct TreeSchedule {
+  SendConn* upSend = nullptr;                 // to the parent (reduce); null at the root
+  RecvConn* upRecv = nullptr;                 // from the parent (broadcast); null at the root
+  RecvConn* downRecv[kMaxTreeChildren] = {};  // from each child (reduce)
+  SendConn* downSend[kMaxTreeChildren] = {};  // to each child (broadcast)
+  int nDown = 0;
+};
+
+struct Share {
+  size_t begin = 0;
+  size_t end = 0;
+  size_t chunkElems = 1;
+};
+
+BRAID_HD inline size_t minSize(size_t a, size_t b) { return a < b ? a : b; }
+BRAID_HD inline int ringPos(int index, int offset, int nranks) { return ((index + offset) % nranks + nranks) % nranks; }
+
+// Part j (0 <= j < parts) of [start, start + span): nearly equal, contiguous, in order.
+BRAID_HD inline void partOf(size_t start, size_t span, int j, int parts, size_t* offset, size_t* count) {
+  size_t lo = span * static_cast<size_t>(j) / static_cast<size_t>(parts);
+  size_t hi = span * static_cast<size_t>(j + 1) / static_cast<size_t>(parts);
+  *offset = start + lo;
+  *count = hi - lo;
+}
+
+}  // namespace braid

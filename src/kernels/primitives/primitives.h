@@ -1,0 +1,158 @@
+// The primitives every algorithm is written with: send, recv, and the fused
+// receive-reduce-copy-send forms, over up to kMaxPeers receive and send connectors.
+//
+// A primitive moves `n` elements. It cuts them into slices of at most one FIFO step
+// (the smallest step of its connectors, in elements) and, for each slice: waits for data
+// on every receive connector and for credit on every send connector, computes straight
+// from the incoming slots and the user's buffer into the outgoing slots and the user's
+// buffer, then publishes the outgoing steps and frees the incoming ones. Both ends of a
+// connection cut the same counts the same way, so their step counters stay in lockstep.
+//
+// The reduction functor `Fn` brings three operations (see kernels/reduce/functors.h): a
+// pre-op applied once to this rank's own input (PreMulSum's multiply), the reduction, and a
+// post-op applied once to final results (SumPostDiv's divide). Data that arrives from
+// a peer has had its pre-op applied already; data leaves with post-ops only when it is
+// final. Reduction order is fixed — incoming connectors in order, then the local input —
+// so results are reproducible.
+//
+// If a wait is aborted the primitive stops, `failed()` turns true and every later call
+// returns at once; the executor reports the abort.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/primitives/connector.h"
+#include "kernels/reduce/element_loops.h"
+
+namespace braid {
+
+constexpr int kMaxPeers = 3;
+
+template <class Exec, template <class> class Protocol, typename T, class Fn>
+class Primitives {
+  using Proto = Protocol<Exec>;
+
+ public:
+  BRAID_HD Primitives(Exec& exec, const Fn& fn, RecvConn* const* recvs, int nRecv, SendConn* const* sends, int nSend)
+      : exec_(exec), fn_(fn), nRecv_(nRecv), nSend_(nSend) {
+    uint32_t capacity = ~0u;
+    for (int i = 0; i < nRecv; ++i) {
+      recvs_[i] = recvs[i];
+      capacity = min32(capacity, Proto::capacityBytes(*recvs[i]));
+    }
+    for (int i = 0; i < nSend; ++i) {
+      sends_[i] = sends[i];
+      capacity = min32(capacity, Proto::capacityBytes(*sends[i]));
+    }
+    sliceElems_ = capacity == ~0u ? 0 : capacity / sizeof(T);
+  }
+
+  BRAID_HD bool failed() const { return failed_; }
+  BRAID_HD size_t sliceElems() const { return sliceElems_; }
+
+  // sends = pre(src)
+  BRAID_HD void send(const T* src, size_t n) { run<false, true, kPre, false>(src, nullptr, n); }
+  // dst = recv
+  BRAID_HD void recv(T* dst, size_t n) { run<true, false, kNone, false>(nullptr, dst, n); }
+  // dst = src (unless dst is null or equal), sends = src; no pre/post: the data is final.
+  BRAID_HD void copySend(const T* src, T* dst, size_t n) {
+    run<false, true, kNone, false>(src, dst == src ? nullptr : dst, n);
+  }
+  // dst = recv, sends = recv
+  BRAID_HD void recvCopySend(T* dst, size_t n) { run<true, true, kNone, false>(nullptr, dst, n); }
+  // sends = recv (+ recv ...) + pre(src)
+  BRAID_HD void recvReduceSend(const T* src, size_t n) { run<true, true, kPre, false>(src, nullptr, n); }
+  // dst = post(recv + pre(src))
+  BRAID_HD void recvReduceCopy(const T* src, T* dst, size_t n) { run<true, false, kPre, true>(src, dst, n); }
+  // v = post(recv + pre(src)); dst = v; sends = v
+  BRAID_HD void recvReduceCopySend(const T* src, T* dst, size_t n) { run<true, true, kPre, true>(src, dst, n); }
+
+ private:
+  enum : int { kNone = 0, kPre = 1 };
+
+  static BRAID_HD uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+  // One template for all primitives: Recv and Send say whether data comes in and goes out
+  // on the connectors, Pre whether the local source gets the pre-op, Post whether results
+  // are final.
+  template <bool Recv, bool Send, int Pre, bool Post>
+  BRAID_HD void run(const T* src, T* dst, size_t n) {
+    if (failed_ || n == 0) return;
+    if (sliceElems_ == 0) {
+      failed_ = true;  // a connector without buffers: a setup bug, reported by the executor
+      return;
+    }
+    for (size_t offset = 0; offset < n; offset += sliceElems_) {
+      size_t count = n - offset < sliceElems_ ? n - offset : sliceElems_;
+      uint32_t bytes = static_cast<uint32_t>(count * sizeof(T));
+      const T* in[kMaxPeers + 1];
+      T* out[kMaxPeers + 1];
+      int nIn = 0, nOut = 0;
+      if (Recv) {
+        for (int i = 0; i < nRecv_; ++i) {
+          const uint8_t* slot = Proto::acquireRecv(exec_, *recvs_[i], *recvs_[i]->step, bytes);
+          if (!slot) return fail();
+          in[nIn++] = reinterpret_cast<const T*>(slot);
+        }
+      }
+      // The user's buffer goes first: it is the only destination that may alias the local
+      // source (in-place collectives), which the element loops allow for dst0 only.
+      if (dst) out[nOut++] = dst + offset;
+      if (Send) {
+        for (int i = 0; i < nSend_; ++i) {
+          uint8_t* slot = Proto::acquireSend(exec_, *sends_[i], *sends_[i]->step);
+          if (!slot) return fail();
+          out[nOut++] = reinterpret_cast<T*>(slot);
+        }
+      }
+      const T* local = src ? src + offset : nullptr;
+      compute<Recv, Pre, Post>(in, nIn, local, out, nOut, count);
+      if (Send) {
+        for (int i = 0; i < nSend_; ++i) {
+          Proto::postSend(exec_, *sends_[i], *sends_[i]->step, bytes);
+          ++*sends_[i]->step;
+        }
+      }
+      if (Recv) {
+        for (int i = 0; i < nRecv_; ++i) {
+          Proto::releaseRecv(exec_, *recvs_[i], *recvs_[i]->step);
+          ++*recvs_[i]->step;
+        }
+      }
+    }
+  }
+
+  template <bool Recv, int Pre, bool Post>
+  BRAID_HD void compute(const T* const* in, int nIn, const T* local, T* const* out, int nOut, size_t count) {
+    if (nOut == 0) return;
+    if (Recv && local) {
+      // Reduce: incoming slots in order, then the local input (with its pre-op).
+      const T* srcs[kMaxPeers + 1];
+      int nSrcs = 0;
+      for (int i = 0; i < nIn; ++i) srcs[nSrcs++] = in[i];
+      srcs[nSrcs] = local;
+      uint32_t preMask = Pre ? 1u << nSrcs : 0u;
+      ++nSrcs;
+      reduceElements(fn_, out[0], nOut > 1 ? out[1] : nullptr, srcs, nSrcs, preMask, Post, count);
+      for (int k = 2; k < nOut; ++k) copyElements(fn_, out[k], static_cast<T*>(nullptr), out[0], count, false, false);
+      return;
+    }
+    const T* source = Recv ? in[0] : local;
+    copyElements(fn_, out[0], nOut > 1 ? out[1] : nullptr, source, count, !Recv && Pre, Post);
+    for (int k = 2; k < nOut; ++k) copyElements(fn_, out[k], static_cast<T*>(nullptr), out[0], count, false, false);
+  }
+
+  BRAID_HD void fail() { failed_ = true; }
+
+  Exec& exec_;
+  Fn fn_;
+  RecvConn* recvs_[kMaxPeers] = {};
+  SendConn* sends_[kMaxPeers] = {};
+  int nRecv_;
+  int nSend_;
+  size_t sliceElems_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace braid

@@ -1,0 +1,66 @@
+// The host-side owner of one end of a connection: the memory behind the SendConn/RecvConn
+// views the primitives use (FIFO slots, counters, LL staging, the step counter) and the
+// transport resources that keep it alive (a shared-memory mapping, a network connection
+// driven by the proxy). Destroying a Connector releases everything.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/primitives/connector.h"
+
+namespace braid {
+
+// FIFO geometry of a connection, the same on both ends (NCCL_BUFFSIZE etc.).
+struct FifoSizes {
+  uint32_t simpleStepBytes = 512 * 1024;
+  uint32_t llStepBytes = 64 * 1024;  // LL lines; payload per step is half
+};
+
+class Connector {
+ public:
+  virtual ~Connector() = default;
+  Connector(const Connector&) = delete;
+  Connector& operator=(const Connector&) = delete;
+
+  bool isSend() const { return isSend_; }
+  int peer() const { return peer_; }
+  SendConn* sendView() { return &send_; }
+  RecvConn* recvView() { return &recv_; }
+  // How the data travels, for the INFO log ("SHM", "NET/Socket/0 eth0").
+  const std::string& via() const { return via_; }
+
+ protected:
+  Connector(bool isSend, int peer, std::string via, const FifoSizes& sizes)
+      : isSend_(isSend), peer_(peer), via_(std::move(via)), staging_(sizes.llStepBytes / 2 + 16) {
+    send_.step = &step_;
+    recv_.step = &step_;
+    send_.peer = recv_.peer = peer;
+    send_.llStaging = recv_.llStaging = staging_.data();
+  }
+
+  // Points the views at a shared block laid out as: ConnShared, Simple slots, LL slots.
+  void bindLayout(uint8_t* block, const FifoSizes& sizes) {
+    auto* shared = reinterpret_cast<ConnShared*>(block);
+    FifoView simple{block + sizeof(ConnShared), sizes.simpleStepBytes, sizes.simpleStepBytes};
+    FifoView ll{simple.base + static_cast<size_t>(kSteps) * sizes.simpleStepBytes, sizes.llStepBytes,
+                sizes.llStepBytes};
+    send_.shared = recv_.shared = shared;
+    send_.simple = recv_.simple = simple;
+    send_.ll = recv_.ll = ll;
+  }
+  static size_t layoutBytes(const FifoSizes& sizes) {
+    return sizeof(ConnShared) + static_cast<size_t>(kSteps) * (sizes.simpleStepBytes + sizes.llStepBytes);
+  }
+
+  bool isSend_;
+  int peer_;
+  std::string via_;
+  SendConn send_;
+  RecvConn recv_;
+  uint64_t step_ = 0;
+  std::vector<uint8_t> staging_;
+};
+
+}  // namespace braid

@@ -1,0 +1,132 @@
+#include "transport/net/net_transport.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "util/format.h"
+#include "util/log.h"
+
+namespace braid {
+
+namespace {
+
+class NetConnector : public Connector {
+ public:
+  NetConnector(bool isSend, int peer, const FifoSizes& sizes, NetBackend* backend, int device)
+      : Connector(isSend, peer, std::string("NET/") + backend->name() + "/" + std::to_string(device), sizes) {
+    // Counters, then kSteps slots shared by both protocols (each as large as a Simple step).
+    bytes_ = sizeof(ConnShared) + static_cast<size_t>(kSteps) * sizes.simpleStepBytes;
+    block_ = static_cast<uint8_t*>(std::aligned_alloc(4096, (bytes_ + 4095) / 4096 * 4096));
+    std::memset(block_, 0, bytes_);
+    auto* shared = reinterpret_cast<ConnShared*>(block_);
+    FifoView simple{block_ + sizeof(ConnShared), sizes.simpleStepBytes, sizes.simpleStepBytes};
+    uint32_t llBytes = sizes.llStepBytes < sizes.simpleStepBytes ? sizes.llStepBytes : sizes.simpleStepBytes;
+    FifoView ll{simple.base, llBytes, sizes.simpleStepBytes};
+    send_.shared = recv_.shared = shared;
+    send_.simple = recv_.simple = simple;
+    send_.ll = recv_.ll = ll;
+    recv_.proxied = true;
+    endpoint_.backend = backend;
+    endpoint_.isSend = isSend;
+    endpoint_.shared = shared;
+    endpoint_.slots = simple.base;
+    endpoint_.strideBytes = sizes.simpleStepBytes;
+  }
+  ~NetConnector() override {
+    // The proxy has stopped before connectors are freed (see Channels' destructor).
+    if (endpoint_.memHandle && endpoint_.comm)
+      (void)endpoint_.backend->deregisterMemory(*endpoint_.comm, endpoint_.memHandle);
+    sendComm_.reset();
+    recvComm_.reset();
+    listen_.reset();
+    std::free(block_);
+  }
+
+  Status attach(std::unique_ptr<NetSendComm> send, std::unique_ptr<NetRecvComm> recv, Proxy* proxy) {
+    sendComm_ = std::move(send);
+    recvComm_ = std::move(recv);
+    NetComm* comm = sendComm_ ? static_cast<NetComm*>(sendComm_.get()) : recvComm_.get();
+    endpoint_.comm = comm;
+    endpoint_.peer = comm->peerDescription();
+    BRAID_CHECK(endpoint_.backend->registerMemory(
+        *comm, endpoint_.slots, static_cast<size_t>(kSteps) * endpoint_.strideBytes, &endpoint_.memHandle));
+    listen_.reset();
+    proxy->add(&endpoint_);
+    return okStatus();
+  }
+
+  std::unique_ptr<NetListenComm> listen_;
+
+ private:
+  uint8_t* block_ = nullptr;
+  size_t bytes_ = 0;
+  NetEndpoint endpoint_;
+  std::unique_ptr<NetSendComm> sendComm_;
+  std::unique_ptr<NetRecvComm> recvComm_;
+};
+
+}  // namespace
+
+int NetTransport::deviceFor(const ConnRequest& request) const {
+  int devices = backend_->deviceCount();
+  return devices > 0 ? request.channel % devices : 0;
+}
+
+Status NetTransport::setupRecv(const ConnRequest& request, std::vector<uint8_t>* handle,
+                               std::unique_ptr<Connector>* out) {
+  int device = deviceFor(request);
+  auto connector = std::make_unique<NetConnector>(false, request.peer, sizes_, backend_, device);
+  NetHandle netHandle;
+  BRAID_CHECK(backend_->listen(device, &netHandle, &connector->listen_));
+  handle->assign(netHandle.bytes, netHandle.bytes + kNetHandleBytes);
+  *out = std::move(connector);
+  return okStatus();
+}
+
+Status NetTransport::connectSend(const ConnRequest& request, const std::vector<uint8_t>& handle,
+                                 std::vector<uint8_t>* ack, std::unique_ptr<Connector>* out) {
+  if (handle.size() != kNetHandleBytes) {
+    return BRAID_ERROR(ncclInternalError, "rank %d sent a network handle of %zu bytes", request.peer, handle.size());
+  }
+  int device = deviceFor(request);
+  NetHandle netHandle;
+  std::memcpy(netHandle.bytes, handle.data(), kNetHandleBytes);
+  std::unique_ptr<NetSendComm> comm;
+  Deadline deadline = Deadline::afterSeconds(timeoutSec_);
+  while (!comm) {
+    BRAID_CHECK(backend_->connect(device, netHandle, &comm));
+    if (comm) break;
+    if (aborted(abort_))
+      return Status(ncclRemoteError, "aborted while connecting to rank " + std::to_string(request.peer));
+    if (deadline.expired()) {
+      return BRAID_ERROR(ncclRemoteError, "could not connect to rank %d through %s within %.0f s", request.peer,
+                         backend_->name(), timeoutSec_);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  auto connector = std::make_unique<NetConnector>(true, request.peer, sizes_, backend_, device);
+  BRAID_CHECK(connector->attach(std::move(comm), nullptr, proxy_));
+  ack->assign(1, 1);
+  *out = std::move(connector);
+  return okStatus();
+}
+
+Status NetTransport::finishRecv(Connector& base, const std::vector<uint8_t>& /*ack*/) {
+  auto& connector = static_cast<NetConnector&>(base);
+  std::unique_ptr<NetRecvComm> comm;
+  Deadline deadline = Deadline::afterSeconds(timeoutSec_);
+  while (!comm) {
+    BRAID_CHECK(backend_->accept(*connector.listen_, &comm));
+    if (comm) break;
+    if (aborted(abort_)) return Status(ncclRemoteError, "aborted while accepting a connection");
+    if (deadline.expired()) {
+      return BRAID_ERROR(ncclRemoteError, "rank %d did not connect through %s within %.0f s", base.peer(),
+                         backend_->name(), timeoutSec_);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return connector.attach(nullptr, std::move(comm), proxy_);
+}
+
+}  // namespace braid

@@ -1,0 +1,34 @@
+// NET: connections through a network backend (sockets now, IB verbs later), driven by
+// the communicator's proxy thread. Each end keeps its FIFO in its own memory; the proxy
+// ships published slots to the peer's FIFO. Both protocols share the slots of a network
+// connection (the receiving proxy cannot know in advance which one the next step uses).
+#pragma once
+
+#include "transport/net/net_backend.h"
+#include "transport/net/proxy.h"
+#include "transport/transport.h"
+#include "util/deadline.h"
+
+namespace braid {
+
+class NetTransport : public Transport {
+ public:
+  NetTransport(NetBackend* backend, Proxy* proxy, FifoSizes sizes, double timeoutSec, const AbortFlag* abort)
+      : backend_(backend), proxy_(proxy), sizes_(sizes), timeoutSec_(timeoutSec), abort_(abort) {}
+  const char* name() const override { return "NET"; }
+  Status setupRecv(const ConnRequest& request, std::vector<uint8_t>* handle, std::unique_ptr<Connector>* out) override;
+  Status connectSend(const ConnRequest& request, const std::vector<uint8_t>& handle, std::vector<uint8_t>* ack,
+                     std::unique_ptr<Connector>* out) override;
+  Status finishRecv(Connector& connector, const std::vector<uint8_t>& ack) override;
+
+ private:
+  int deviceFor(const ConnRequest& request) const;
+
+  NetBackend* backend_;
+  Proxy* proxy_;
+  FifoSizes sizes_;
+  double timeoutSec_;
+  const AbortFlag* abort_;
+};
+
+}  // namespace braid

@@ -1,0 +1,166 @@
+#include "transport/net/proxy.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include "exec/host/host_exec.h"
+#include "util/log.h"
+
+namespace braid {
+
+Proxy::Proxy(AbortFlag* failFlag, int rank) : failFlag_(failFlag), rank_(rank) {}
+
+Proxy::~Proxy() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Proxy::add(NetEndpoint* endpoint) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  endpoints_.push_back(endpoint);
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+}
+
+void Proxy::begin() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++active_;
+  }
+  wake_.notify_all();
+}
+
+void Proxy::end() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  --active_;
+}
+
+Status Proxy::status() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+void Proxy::fail(Status error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_.ok()) error_ = std::move(error);
+  }
+  failed_.store(true);
+  failFlag_->store(true);
+}
+
+bool Proxy::progressSend(NetEndpoint& e, Status* error) {
+  bool moved = false;
+  auto& comm = static_cast<NetSendComm&>(*e.comm);
+  uint64_t tail = HostExec::loadAcquire(&e.shared->tail);
+  while (e.posted < tail && e.posted - e.completed < static_cast<uint64_t>(kSteps)) {
+    int slot = static_cast<int>(e.posted % kSteps);
+    uint32_t bytes = HostExec::loadAcquire32(&e.shared->sizes[slot]);
+    NetRequest* request = nullptr;
+    *error =
+        e.backend->isend(comm, e.slots + static_cast<size_t>(slot) * e.strideBytes, bytes, 0, e.memHandle, &request);
+    if (!error->ok() || !request) return moved;
+    e.requests[slot] = request;
+    ++e.posted;
+    moved = true;
+  }
+  while (e.completed < e.posted) {
+    int slot = static_cast<int>(e.completed % kSteps);
+    bool done = false;
+    size_t bytes = 0;
+    *error = e.backend->test(e.requests[slot], &done, &bytes);
+    if (!error->ok() || !done) return moved;
+    e.requests[slot] = nullptr;
+    ++e.completed;
+    HostExec::publish(&e.shared->head, e.completed, &e.shared->headWaiters);
+    moved = true;
+  }
+  return moved;
+}
+
+bool Proxy::progressRecv(NetEndpoint& e, Status* error) {
+  bool moved = false;
+  auto& comm = static_cast<NetRecvComm&>(*e.comm);
+  uint64_t head = HostExec::loadAcquire(&e.shared->head);
+  while (e.posted < head + kSteps && e.posted - e.completed < static_cast<uint64_t>(kSteps)) {
+    int slot = static_cast<int>(e.posted % kSteps);
+    NetRequest* request = nullptr;
+    *error = e.backend->irecv(comm, e.slots + static_cast<size_t>(slot) * e.strideBytes, e.strideBytes, 0, e.memHandle,
+                              &request);
+    if (!error->ok() || !request) return moved;
+    e.requests[slot] = request;
+    ++e.posted;
+    moved = true;
+  }
+  while (e.completed < e.posted) {
+    int slot = static_cast<int>(e.completed % kSteps);
+    bool done = false;
+    size_t bytes = 0;
+    *error = e.backend->test(e.requests[slot], &done, &bytes);
+    if (!error->ok() || !done) return moved;
+    e.requests[slot] = nullptr;
+    e.shared->sizes[slot] = static_cast<uint32_t>(bytes);
+    ++e.completed;
+    HostExec::publish(&e.shared->tail, e.completed, &e.shared->tailWaiters);
+    moved = true;
+  }
+  return moved;
+}
+
+bool Proxy::progress(NetEndpoint& e, Status* error) {
+  return e.isSend ? progressSend(e, error) : progressRecv(e, error);
+}
+
+// Data a worker has published on a send connection that has not left yet: the proxy
+// must keep moving it even after the worker's operation is over.
+static bool hasUnsentData(const NetEndpoint& e) {
+  return e.isSend && HostExec::loadAcquire(&e.shared->tail) > e.completed;
+}
+
+void Proxy::loop() {
+  LogRankScope scope(rank_);
+  int idle = 0;
+  bool busy = false;
+  while (true) {
+    std::vector<NetEndpoint*> endpoints;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      // Sleep while no operation needs the network and nothing waits to be sent.
+      if (!busy && active_ == 0 && idle > 1000) {
+        wake_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stop_ || active_ > 0; });
+      }
+      if (stop_) return;
+      if (failed_.load()) {
+        lock.unlock();
+        usleep(1000);
+        continue;
+      }
+      endpoints = endpoints_;
+    }
+    bool moved = false;
+    busy = false;
+    for (NetEndpoint* e : endpoints) {
+      Status error;
+      moved |= progress(*e, &error);
+      busy |= hasUnsentData(*e);
+      if (!error.ok()) {
+        fail(std::move(error));
+        break;
+      }
+    }
+    // Back off when nothing moves: spin briefly, then yield, then nap.
+    idle = moved ? 0 : idle + 1;
+    if (idle > 2000) {
+      usleep(50);
+    } else if (idle > 200) {
+      sched_yield();
+    } else if (idle > 0) {
+      cpuRelax();
+    }
+  }
+}
+
+}  // namespace braid

@@ -1,0 +1,79 @@
+// The proxy: one thread per communicator that moves network connections' FIFO slots with
+// the net backend, so that the ranks' workers see every connection as a local FIFO.
+//
+// Send side: when the worker publishes a step (tail), the proxy posts an isend of that slot
+// and, once the backend reports it done, hands the slot back to the worker (head). Receive
+// side: while the worker has free slots (head + kSteps), the proxy keeps irecvs posted and,
+// as each completes, records its size and publishes it (tail). The backend's flow control
+// (a receive is only posted for a free slot) keeps the two ends in step.
+//
+// A backend error stops the proxy, is kept as the communicator's asynchronous error, and
+// raises the data-path abort flag so that no worker waits for data that will not come.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/primitives/connector.h"
+#include "transport/net/net_backend.h"
+#include "util/deadline.h"
+
+namespace braid {
+
+// One network end as the proxy sees it; owned by its connector, which outlives the
+// proxy's use of it (the communicator stops the proxy before freeing connectors).
+struct NetEndpoint {
+  NetBackend* backend = nullptr;
+  NetComm* comm = nullptr;  // a NetSendComm or NetRecvComm
+  bool isSend = false;
+  ConnShared* shared = nullptr;
+  uint8_t* slots = nullptr;
+  uint32_t strideBytes = 0;
+  void* memHandle = nullptr;
+  std::string peer;
+  // Proxy-private progress.
+  uint64_t posted = 0;
+  uint64_t completed = 0;
+  NetRequest* requests[kSteps] = {};
+};
+
+class Proxy {
+ public:
+  // `failFlag` is raised when the proxy fails; `abort` is watched to stop waiting.
+  Proxy(AbortFlag* failFlag, int rank);
+  ~Proxy();
+  Proxy(const Proxy&) = delete;
+  Proxy& operator=(const Proxy&) = delete;
+
+  void add(NetEndpoint* endpoint);
+  // Brackets an operation that may use network connections: the proxy runs hot between.
+  void begin();
+  void end();
+  // The first error the proxy met (ok when none).
+  Status status() const;
+
+ private:
+  void loop();
+  bool progress(NetEndpoint& e, Status* error);
+  bool progressSend(NetEndpoint& e, Status* error);
+  bool progressRecv(NetEndpoint& e, Status* error);
+  void fail(Status error);
+
+  AbortFlag* failFlag_;
+  int rank_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<NetEndpoint*> endpoints_;
+  int active_ = 0;
+  bool stop_ = false;
+  Status error_;
+  std::atomic<bool> failed_{false};
+  std::thread thread_;
+};
+
+}  // namespace braid

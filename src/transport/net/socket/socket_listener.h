@@ -1,0 +1,86 @@
+// The accepting side of the socket transport's handshake. A connection is several TCP
+// connections (control + nSocks data sockets); each starts with a SocketHello. The listener
+// accepts without blocking, reads every pending hello side by side (as the bootstrap
+// listener does), and groups authenticated sockets by connection id until a connection is
+// complete. A socket that sends garbage, the wrong secret, or no full hello within
+// kHelloSeconds is closed and logged; it never delays anyone else. Several connections may
+// arrive interleaved.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/net/net_backend.h"
+#include "transport/net/socket/socket_wire.h"
+#include "util/deadline.h"
+#include "util/socket_address.h"
+#include "util/status.h"
+#include "util/unique_fd.h"
+
+namespace braid {
+
+// A complete connection's sockets, ready to become a SocketConnection.
+struct AcceptedSockets {
+  UniqueFd control;
+  std::vector<UniqueFd> data;  // in socket-index order
+  SocketAddress from;          // where the control socket came from
+  size_t chunkFloor = 0;       // the sender's
+};
+
+class SocketListenComm : public NetListenComm {
+ public:
+  // Time a socket has to deliver its hello, and a connection to bring all its sockets.
+  static constexpr int kHelloSeconds = 5;
+  static constexpr int kGroupSeconds = 30;
+
+  static Status open(const SocketAddress& bindAddr, const ConnectionSecret& secret,
+                     std::unique_ptr<SocketListenComm>* out);
+
+  const SocketAddress& address() const { return address_; }
+  std::string peerDescription() const override { return "socket listener on " + address_.toString(); }
+
+  // Non-blocking: sets *ready and fills *out when a connection is complete.
+  Status poll(AcceptedSockets* out, bool* ready);
+  // Sockets dropped so far (strangers, wrong secrets, silence); for tests.
+  int droppedCount() const { return dropped_; }
+
+ private:
+  struct Pending {
+    UniqueFd fd;
+    SocketAddress from;
+    uint8_t hello[SocketHello::kBytes] = {};
+    size_t filled = 0;
+    Deadline expires = Deadline::never();
+  };
+  struct Group {
+    uint32_t nSocks = 0;
+    uint64_t chunkFloor = 0;
+    std::vector<UniqueFd> sockets;  // index 0: control
+    int arrived = 0;
+    SocketAddress from;
+    Deadline expires = Deadline::never();
+  };
+
+  SocketListenComm() = default;
+  Status acceptNew();
+  // Reads what is there; returns true when the hello is complete. Sets *dropped when the
+  // socket failed or closed (it has been logged and closed).
+  bool readHello(Pending& pending, bool* dropped);
+  void admit(Pending& pending);
+  void drop(Pending& pending, const std::string& why);
+  void expireGroups();
+
+  UniqueFd fd_;
+  SocketAddress address_;
+  ConnectionSecret secret_{};
+  std::vector<Pending> pending_;
+  std::map<uint64_t, Group> groups_;
+  std::deque<AcceptedSockets> ready_;
+  int dropped_ = 0;
+};
+
+}  // namespace braid
