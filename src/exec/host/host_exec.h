@@ -53,6 +53,9 @@ class HostExec {
     if (__atomic_load_n(waiters, __ATOMIC_RELAXED) != 0) futexWakeAll(lowWord(counter));
   }
 
+  // Tells a proxy which steps are wanted (see ConnShared::requested).
+  static void request(uint64_t* counter, uint64_t value) { __atomic_store_n(counter, value, __ATOMIC_RELEASE); }
+
   // Waits until *counter >= target. False when the communicator was aborted.
   bool waitAtLeast(const uint64_t* counter, uint64_t target, uint32_t* waiters) {
     return waitFor([&] { return loadAcquire(counter) >= target; }, counter, waiters);

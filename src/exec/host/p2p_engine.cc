@@ -39,6 +39,7 @@ Status advanceRecv(P2pTransfer& t, bool* moved) {
   RecvConn& c = *t.connector->recvView();
   while (!t.finished) {
     uint64_t step = *c.step;
+    if (c.proxied) HostExec::request(&c.shared->requested, step + 1);
     if (HostExec::loadAcquire(&c.shared->tail) < step + 1) break;
     const uint8_t* slot = c.simple.slot(step);
     P2pStepHeader header;

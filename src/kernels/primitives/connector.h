@@ -41,6 +41,10 @@ struct ConnShared {
   alignas(kCacheLine) uint64_t head;           // written by the receiver
   uint32_t headWaiters;                        // senders asleep on head
   alignas(kCacheLine) uint32_t sizes[kSteps];  // bytes in each published slot (read by proxies)
+  // Proxied receivers only: steps the worker has asked for. The proxy receives a step from
+  // the network only once it is asked for, so that a peer closing a connection after its
+  // last step (it is done with the communicator) is never mistaken for a failure.
+  uint64_t requested;
 };
 static_assert(sizeof(ConnShared) % kCacheLine == 0, "ConnShared must keep whole cache lines");
 

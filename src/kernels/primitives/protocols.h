@@ -42,6 +42,7 @@ struct SimpleProtocol {
   }
 
   static BRAID_HD const uint8_t* acquireRecv(Exec& exec, RecvConn& c, uint64_t step, uint32_t /*bytes*/) {
+    if (c.proxied) Exec::request(&c.shared->requested, step + 1);
     if (!exec.waitAtLeast(&c.shared->tail, step + 1, &c.shared->tailWaiters)) return nullptr;
     return c.simple.slot(step);
   }
@@ -95,6 +96,7 @@ struct LlProtocol {
       }
       return true;
     };
+    if (c.proxied) Exec::request(&c.shared->requested, step + 1);
     if (c.proxied && !exec.waitAtLeast(&c.shared->tail, step + 1, &c.shared->tailWaiters)) return nullptr;
     if (!exec.waitFor(ready, &c.shared->tail, &c.shared->tailWaiters)) return nullptr;
     return c.llStaging;

@@ -137,7 +137,9 @@ struct NarrowFormat {
     // 2^(1 - bias - kManBits). Adding `magic` = 2^(1 - bias - kManBits + 23) makes float's
     // own rounding (to nearest even, the quantum being float's ulp there) do the work, and
     // the number of quanta, i.e. the encoding, is what the sum's bits exceed magic's by.
-    // It reaches the smallest normal encoding when the value rounds up to it.
+    // It reaches the smallest normal encoding when the value rounds up to it. (Host code
+    // assumes the default rounding mode; flush-to-zero is harmless: float subnormals are
+    // far below half the quantum, and the sum is normal.)
     constexpr uint32_t kMinNormal = static_cast<uint32_t>(127 + 1 - kBias) << kFloatManBits;
     constexpr uint32_t kMagic = static_cast<uint32_t>(127 + 1 - kBias - kManBits + kFloatManBits) << kFloatManBits;
     const uint32_t subnormal = floatBits(addRn(bitsFloat(mag), bitsFloat(kMagic))) - kMagic;

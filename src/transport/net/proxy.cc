@@ -84,8 +84,9 @@ bool Proxy::progressSend(NetEndpoint& e, Status* error) {
 bool Proxy::progressRecv(NetEndpoint& e, Status* error) {
   bool moved = false;
   auto& comm = static_cast<NetRecvComm&>(*e.comm);
-  uint64_t head = HostExec::loadAcquire(&e.shared->head);
-  while (e.posted < head + kSteps && e.posted - e.completed < static_cast<uint64_t>(kSteps)) {
+  // Only steps the worker has asked for (and has a free slot for: requested <= head + kSteps).
+  uint64_t requested = HostExec::loadAcquire(&e.shared->requested);
+  while (e.posted < requested && e.posted - e.completed < static_cast<uint64_t>(kSteps)) {
     int slot = static_cast<int>(e.posted % kSteps);
     NetRequest* request = nullptr;
     *error = e.backend->irecv(comm, e.slots + static_cast<size_t>(slot) * e.strideBytes, e.strideBytes, 0, e.memHandle,

@@ -3,8 +3,9 @@
 //
 // Send side: when the worker publishes a step (tail), the proxy posts an isend of that slot
 // and, once the backend reports it done, hands the slot back to the worker (head). Receive
-// side: while the worker has free slots (head + kSteps), the proxy keeps irecvs posted and,
-// as each completes, records its size and publishes it (tail). The backend's flow control
+// side: for each step the worker asks for (ConnShared::requested), the proxy posts an
+// irecv into its slot and, as each completes, records its size and publishes it (tail);
+// the network's own buffers keep data flowing while the worker is busy. The backend's flow control
 // (a receive is only posted for a free slot) keeps the two ends in step.
 //
 // A backend error stops the proxy, is kept as the communicator's asynchronous error, and

@@ -62,9 +62,10 @@ Status ChunkLane::ioError(const ChunkTask& task, ssize_t result, int err) const 
                        peer_.c_str(), moved, request.bytes, seq, index_ + 1, count_);
   }
   bool peerGone = err == EPIPE || err == ECONNRESET;
-  return BRAID_ERROR(ncclRemoteError, "%s %s failed after %zu of %zu bytes of message %llu (data socket %d of %d): %s%s",
-                     sending_ ? "sending to" : "receiving from", peer_.c_str(), moved, request.bytes, seq, index_ + 1,
-                     count_, std::strerror(err), peerGone ? " (the peer closed the connection: did that rank exit?)" : "");
+  return BRAID_ERROR(
+      ncclRemoteError, "%s %s failed after %zu of %zu bytes of message %llu (data socket %d of %d): %s%s",
+      sending_ ? "sending to" : "receiving from", peer_.c_str(), moved, request.bytes, seq, index_ + 1, count_,
+      std::strerror(err), peerGone ? " (the peer closed the connection: did that rank exit?)" : "");
 }
 
 }  // namespace braid

@@ -17,8 +17,8 @@ Status SocketConnection::create(UniqueFd control, std::vector<UniqueFd> data, co
   int count = static_cast<int>(data.size());
   std::vector<ChunkLane*> lanes;
   for (int i = 0; i < count; ++i) {
-    connection->lanes_.push_back(std::make_unique<ChunkLane>(std::move(data[static_cast<size_t>(i)]), options.sending,
-                                                             options.peer, i, count));
+    connection->lanes_.push_back(
+        std::make_unique<ChunkLane>(std::move(data[static_cast<size_t>(i)]), options.sending, options.peer, i, count));
     lanes.push_back(connection->lanes_.back().get());
   }
   for (SocketRequest& slot : connection->slots_) slot.connection = connection.get();
@@ -132,11 +132,10 @@ Status SocketConnection::sendHeaders() {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return okStatus();
       if (errno == EINTR) continue;
       int err = errno;
-      return BRAID_ERROR(ncclRemoteError, "sending the header of message %llu (%zu bytes) to %s failed: %s%s",
-                         static_cast<unsigned long long>(request->seq), request->bytes, options_.peer.c_str(),
-                         std::strerror(err),
-                         err == EPIPE || err == ECONNRESET ? " (the peer closed the connection: did that rank exit?)"
-                                                           : "");
+      return BRAID_ERROR(
+          ncclRemoteError, "sending the header of message %llu (%zu bytes) to %s failed: %s%s",
+          static_cast<unsigned long long>(request->seq), request->bytes, options_.peer.c_str(), std::strerror(err),
+          err == EPIPE || err == ECONNRESET ? " (the peer closed the connection: did that rank exit?)" : "");
     }
     request->headerComplete = true;
     ++headers_;

@@ -60,8 +60,7 @@ Status SocketListenComm::acceptNew() {
           errno == ENETUNREACH) {
         continue;
       }
-      return BRAID_ERROR(ncclSystemError, "accept on %s failed: %s", address_.toString().c_str(),
-                         std::strerror(errno));
+      return BRAID_ERROR(ncclSystemError, "accept on %s failed: %s", address_.toString().c_str(), std::strerror(errno));
     }
     Pending pending;
     pending.fd.reset(fd);
@@ -76,8 +75,8 @@ Status SocketListenComm::acceptNew() {
 bool SocketListenComm::readHello(Pending& pending, bool* dropped) {
   *dropped = false;
   while (pending.filled < SocketHello::kBytes) {
-    ssize_t n = ::recv(pending.fd.get(), pending.hello + pending.filled, SocketHello::kBytes - pending.filled,
-                       MSG_DONTWAIT);
+    ssize_t n =
+        ::recv(pending.fd.get(), pending.hello + pending.filled, SocketHello::kBytes - pending.filled, MSG_DONTWAIT);
     if (n > 0) {
       pending.filled += static_cast<size_t>(n);
       continue;
@@ -106,8 +105,8 @@ void SocketListenComm::admit(Pending& pending) {
   }
   if (hello.nSocks < 1 || hello.nSocks > kSocketMaxSocks || hello.socketIndex > hello.nSocks ||
       hello.chunkFloor > kSocketMaxChunkFloor) {
-    return drop(pending, strFormat("invalid hello (socket %u of %u, chunk floor %llu)", hello.socketIndex,
-                                   hello.nSocks, static_cast<unsigned long long>(hello.chunkFloor)));
+    return drop(pending, strFormat("invalid hello (socket %u of %u, chunk floor %llu)", hello.socketIndex, hello.nSocks,
+                                   static_cast<unsigned long long>(hello.chunkFloor)));
   }
   auto [it, inserted] = groups_.try_emplace(hello.connectionId);
   Group& group = it->second;

@@ -16,8 +16,8 @@
 namespace braid {
 namespace {
 
-using test::connectPair;
 using test::Connection;
+using test::connectPair;
 using test::makeBackend;
 
 Status create(int nThreads, int nSocksPerThread, bool withInterface = true, size_t minChunk = 64 * 1024) {

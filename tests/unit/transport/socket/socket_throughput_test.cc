@@ -125,9 +125,10 @@ TEST(SocketThroughput, LoopbackStreamOf64MiB) {
                    Layout{4, 1}}) {
     double spinning = backendStreamGBps(l.nThreads, l.nSocksPerThread, false);
     double yielding = backendStreamGBps(l.nThreads, l.nSocksPerThread, true);
-    std::printf("[ throughput ] Socket backend, %d helper thread(s), %d data socket(s): %6.2f GB/s (idle proxy "
-                "spinning), %6.2f GB/s (yielding)\n",
-                l.nThreads, std::max(1, l.nThreads) * l.nSocksPerThread, spinning, yielding);
+    std::printf(
+        "[ throughput ] Socket backend, %d helper thread(s), %d data socket(s): %6.2f GB/s (idle proxy "
+        "spinning), %6.2f GB/s (yielding)\n",
+        l.nThreads, std::max(1, l.nThreads) * l.nSocksPerThread, spinning, yielding);
   }
 }
 
