@@ -9,6 +9,9 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
+
+#include "braid/launch.h"
 
 #include "multiproc_util.h"
 
@@ -16,6 +19,40 @@ namespace braid::test {
 namespace {
 
 int sh(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }
+
+// Collectives across the two hosts (sockets between them, SHM inside each).
+BRAID_CHILD_SCENARIO(collectives_from_env) {
+  ncclComm_t comm = nullptr;
+  braidLaunchInfo info{};
+  CHILD_OK(braidCommInitFromEnv(&comm, nullptr, &info));
+  int n = info.nranks, r = info.rank;
+  for (size_t count : {size_t{1}, size_t{4099}, size_t{1} << 20}) {
+    std::vector<float> data(count), gathered(count * static_cast<size_t>(n));
+    for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>((static_cast<size_t>(r) + i) % 4);
+    std::vector<float> input = data;
+    CHILD_OK(ncclAllReduce(data.data(), data.data(), count, ncclFloat, ncclSum, comm, nullptr));
+    for (size_t i = 0; i < count; ++i) {
+      float want = 0;
+      for (int q = 0; q < n; ++q) want += static_cast<float>((static_cast<size_t>(q) + i) % 4);
+      CHILD_CHECK(data[i] == want);
+    }
+    CHILD_OK(ncclAllGather(input.data(), gathered.data(), count, ncclFloat, comm, nullptr));
+    for (size_t i = 0; i < gathered.size(); ++i) {
+      CHILD_CHECK(gathered[i] == static_cast<float>((i / count + i % count) % 4));
+    }
+    std::vector<float> from(count);
+    CHILD_OK(ncclGroupStart());
+    CHILD_OK(ncclSend(input.data(), count, ncclFloat, (r + 1) % n, comm, nullptr));
+    CHILD_OK(ncclRecv(from.data(), count, ncclFloat, (r + n - 1) % n, comm, nullptr));
+    CHILD_OK(ncclGroupEnd());
+    for (size_t i = 0; i < count; ++i) {
+      CHILD_CHECK(from[i] == static_cast<float>((static_cast<size_t>((r + n - 1) % n) + i) % 4));
+    }
+  }
+  std::printf("collectives across hosts passed on rank %d\n", r);
+  CHILD_OK(ncclCommDestroy(comm));
+  return 0;
+}
 
 class TwoHosts : public ::testing::Test {
  protected:
@@ -43,13 +80,14 @@ class TwoHosts : public ::testing::Test {
   }
 
   // `perHost` ranks in each namespace; `extraEnv` added to every rank.
-  std::vector<ChildResult> run(int perHost, const std::map<std::string, std::string>& extraEnv) {
+  std::vector<ChildResult> run(int perHost, const std::map<std::string, std::string>& extraEnv,
+                               const std::string& scenario = "init_from_env") {
     std::string rendezvous = "file:///tmp/braid-netns-rendezvous-" + std::to_string(getpid());
     int n = 2 * perHost;
     std::vector<ChildSpec> specs(n);
     for (int i = 0; i < n; ++i) {
       bool onA = i < perHost;
-      specs[i].scenario = "init_from_env";
+      specs[i].scenario = scenario;
       specs[i].args = {std::to_string(n), "env"};
       specs[i].wrapper = {"ip", "netns", "exec", onA ? nsA_ : nsB_};
       specs[i].env = {{"RANK", std::to_string(i)},
@@ -86,6 +124,18 @@ TEST_F(TwoHosts, SocketIfnameNamesTheLink) {
   auto results = run(1, {{"NCCL_SOCKET_IFNAME", "bv"}});
   expectAllSucceeded(results);
   EXPECT_NE(results[0].output.find("first match of NCCL_SOCKET_IFNAME=bv"), std::string::npos) << results[0].output;
+}
+
+TEST_F(TwoHosts, CollectivesCrossTheLink) {
+  auto results = run(2, {}, "collectives_from_env");
+  expectAllSucceeded(results);
+  // The ring crosses between hosts over sockets and stays in shared memory inside each.
+  bool net = false, shm = false;
+  for (const auto& r : results) {
+    net |= r.output.find("via NET/Socket") != std::string::npos;
+    shm |= r.output.find("via SHM") != std::string::npos;
+  }
+  EXPECT_TRUE(net && shm) << results[1].output;
 }
 
 TEST_F(TwoHosts, LoopbackOnlyCannotCrossHostsAndSaysWhy) {
