@@ -75,8 +75,9 @@ int runBenchmark(int argc, char** argv, const Collective& collective) {
     // Fail before the run, not after it, when the JSON file cannot be written.
     if (!options.jsonPath.empty()) {
       std::FILE* file = std::fopen(options.jsonPath.c_str(), "w");
-      if (!file)
+      if (!file) {
         return usageError(program, "option -J: cannot write " + options.jsonPath + ": " + std::strerror(errno));
+      }
       std::fclose(file);
     }
     int libraryVersion = 0;

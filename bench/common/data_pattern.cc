@@ -126,8 +126,10 @@ int64_t DataPattern::boundedValue(uint64_t h, int rank, size_t index, int64_t pe
     const int64_t contributors = kind_ == Kind::kMulSum ? exactMax_ / 2 : exactMax_;
     return role < contributors ? static_cast<int64_t>(h & 1) : 0;
   }
-  const int64_t low = allowNegative ? -perRank : 0;
-  return low + static_cast<int64_t>(h % static_cast<uint64_t>(perRank - low + 1));
+  // Unsigned arithmetic: the range of int64 values reaches 2^63 + 1.
+  const uint64_t low = allowNegative ? 0 - static_cast<uint64_t>(perRank) : 0;
+  const uint64_t range = static_cast<uint64_t>(perRank) - low + 1;
+  return static_cast<int64_t>(low + h % range);
 }
 
 int64_t DataPattern::inputValue(int rank, size_t index) const {

@@ -1,8 +1,8 @@
 // The order of the sweep and the table rows. The operations themselves: runner_ops.cc.
+#include "common/runner.h"
+
 #include <algorithm>
 #include <ctime>
-
-#include "common/runner.h"
 
 namespace braid::bench {
 

@@ -60,7 +60,7 @@ Status DataPath::init() {
   tuning_.inter = LinkModel{1.2, 25.0};
   tuning_.nChannels = settings_.defaultChannels;
   channels_.resize(static_cast<size_t>(settings_.maxChannels));
-  shm_ = std::make_unique<ShmTransport>(settings_.fifo);
+  shm_ = std::make_unique<ShmTransport>(settings_.fifo, settings_.singleCopy);
   BRAID_INFO(kLogInit,
              "%d channel(s) at most per collective (NCCL_MIN/MAX_NCHANNELS %d/%d), buffers %u KiB Simple, "
              "%u KiB LL per connection",
@@ -159,6 +159,7 @@ Status DataPath::runChannel(int channel, const std::vector<PlannedColl>& colls, 
     t.bytes = p2p.bytes;
     Channel& ch = channels_[static_cast<size_t>(channel)];
     t.connector = (p2p.isSend ? ch.p2pSend : ch.p2pRecv).at(p2p.peer).get();
+    t.singleCopyThreshold = settings_.singleCopyThreshold;
     transfers.push_back(t);
   }
   // A rank's sends to itself meet its receives from itself in order.

@@ -103,6 +103,8 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks) 
   s.netName = config.netName;
   s.nsocksPerThread = static_cast<int>(params::kNsocksPerThread.get(env));
   s.socketThreads = static_cast<int>(params::kSocketNthreads.get(env));
+  s.singleCopy = params::kSingleCopy.get(env) != 0;
+  s.singleCopyThreshold = static_cast<size_t>(params::kSingleCopyThreshold.get(env));
   int64_t spin = params::kSpinNs.get(env);
   // Spinning pays only while every rank of the host has a core of its own.
   s.spinNs = spin >= 0 ? spin : (cores >= localRanks ? 20000 : 1000);
@@ -129,9 +131,12 @@ Status agreeOnSettings(Bootstrap& bootstrap, DataPathSettings* settings) {
         "all ranks)",
         formatRankRanges(differing).c_str(), differ.c_str());
   }
-  int64_t spin = settings->spinNs;  // a local matter: stays this rank's own
+  // Waiting and single-copy settings are local matters: they stay this rank's own.
+  DataPathSettings local = *settings;
   fromWire(all[0], settings);
-  settings->spinNs = spin;
+  settings->spinNs = local.spinNs;
+  settings->singleCopy = local.singleCopy;
+  settings->singleCopyThreshold = local.singleCopyThreshold;
   return okStatus();
 }
 

@@ -26,6 +26,8 @@ struct DataPathSettings {
   int nsocksPerThread = 1;
   int socketThreads = 0;
   int64_t spinNs = 20000;
+  bool singleCopy = true;  // a local matter: each receiver probes its own senders
+  size_t singleCopyThreshold = 256 << 10;
 };
 
 // Reads this rank's settings (local: cores, environment, config).

@@ -36,6 +36,11 @@ const IntParam kSocketNthreads("NCCL_SOCKET_NTHREADS", 0, 0, 16, "helper threads
 const IntParam kSpinNs("BRAID_SPIN_NS", -1, -1, 100000000,
                        "nanoseconds a waiting rank spins before sleeping (-1: automatic by cores per rank)");
 
+const IntParam kSingleCopy("BRAID_SINGLE_COPY", 1, 0, 1,
+                           "1: large send/recv between ranks of one host copy once (process_vm_readv) when allowed");
+const IntParam kSingleCopyThreshold("BRAID_SINGLE_COPY_THRESHOLD", 256 << 10, 1, int64_t{1} << 40,
+                                    "bytes from which a send/recv over SHM goes by single copy", ParamKind::Size);
+
 const StringParam kDevice("BRAID_DEVICE", "auto", "auto: GPU when usable, else host memory; cpu: always host memory");
 
 const StringParam kLauncher("BRAID_LAUNCHER", "",

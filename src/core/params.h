@@ -24,16 +24,18 @@ extern const StringParam kNetName;      // NCCL_NET
 extern const IntParam kSplitShare;      // NCCL_COMM_SPLIT_SHARE_RESOURCES
 
 // Data path.
-extern const IntParam kBuffSize;         // NCCL_BUFFSIZE
-extern const IntParam kLlBuffSize;       // NCCL_LL_BUFFSIZE
-extern const IntParam kMinNChannels;     // NCCL_MIN_NCHANNELS
-extern const IntParam kMaxNChannels;     // NCCL_MAX_NCHANNELS
-extern const StringParam kAlgo;          // NCCL_ALGO
-extern const StringParam kProto;         // NCCL_PROTO
-extern const IntParam kShmDisable;       // NCCL_SHM_DISABLE
-extern const IntParam kNsocksPerThread;  // NCCL_NSOCKS_PERTHREAD
-extern const IntParam kSocketNthreads;   // NCCL_SOCKET_NTHREADS
-extern const IntParam kSpinNs;           // BRAID_SPIN_NS
+extern const IntParam kBuffSize;             // NCCL_BUFFSIZE
+extern const IntParam kLlBuffSize;           // NCCL_LL_BUFFSIZE
+extern const IntParam kMinNChannels;         // NCCL_MIN_NCHANNELS
+extern const IntParam kMaxNChannels;         // NCCL_MAX_NCHANNELS
+extern const StringParam kAlgo;              // NCCL_ALGO
+extern const StringParam kProto;             // NCCL_PROTO
+extern const IntParam kShmDisable;           // NCCL_SHM_DISABLE
+extern const IntParam kNsocksPerThread;      // NCCL_NSOCKS_PERTHREAD
+extern const IntParam kSocketNthreads;       // NCCL_SOCKET_NTHREADS
+extern const IntParam kSpinNs;               // BRAID_SPIN_NS
+extern const IntParam kSingleCopy;           // BRAID_SINGLE_COPY
+extern const IntParam kSingleCopyThreshold;  // BRAID_SINGLE_COPY_THRESHOLD
 
 // Execution mode.
 extern const StringParam kDevice;  // BRAID_DEVICE

@@ -30,6 +30,8 @@ class Connector {
   RecvConn* recvView() { return &recv_; }
   // How the data travels, for the INFO log ("SHM", "NET/Socket/0 eth0").
   const std::string& via() const { return via_; }
+  // The process whose memory a receiver may read directly (0: single copy not possible).
+  int singleCopyPid() const { return singleCopyPid_; }
 
  protected:
   Connector(bool isSend, int peer, std::string via, const FifoSizes& sizes)
@@ -61,6 +63,7 @@ class Connector {
   RecvConn recv_;
   uint64_t step_ = 0;
   std::vector<uint8_t> staging_;
+  int singleCopyPid_ = 0;
 };
 
 }  // namespace braid

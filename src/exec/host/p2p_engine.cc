@@ -1,6 +1,9 @@
 #include "exec/host/p2p_engine.h"
 
 #include <sched.h>
+#include <sys/uio.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstring>
@@ -13,16 +16,38 @@ namespace {
 
 size_t payloadCapacity(uint32_t stepBytes) { return stepBytes - sizeof(P2pStepHeader); }
 
+bool wantsSingleCopy(const P2pTransfer& t, const SendConn& c) {
+  return t.singleCopyThreshold && t.bytes >= t.singleCopyThreshold && t.moved == 0 &&
+         __atomic_load_n(&c.shared->singleCopyReady, __ATOMIC_ACQUIRE) != 0;
+}
+
 // Moves as many steps of a send as credit allows; true when something moved.
 bool advanceSend(P2pTransfer& t) {
   SendConn& c = *t.connector->sendView();
   bool moved = false;
+  if (t.awaitingRead) {
+    if (HostExec::loadAcquire(&c.shared->head) < t.readStep + 1) return false;
+    t.awaitingRead = false;
+    t.finished = true;
+    return true;
+  }
   while (!t.finished) {
     uint64_t step = *c.step;
     if (step >= static_cast<uint64_t>(kSteps) && HostExec::loadAcquire(&c.shared->head) < step + 1 - kSteps) break;
-    size_t n = std::min(payloadCapacity(c.simple.stepBytes), t.bytes - t.moved);
     uint8_t* slot = c.simple.slot(step);
-    P2pStepHeader header{t.bytes, static_cast<uint32_t>(n), t.moved + n == t.bytes ? 1u : 0u, 0};
+    if (wantsSingleCopy(t, c)) {
+      P2pStepHeader header{t.bytes, 0, 1, 1, reinterpret_cast<uint64_t>(t.src)};
+      std::memcpy(slot, &header, sizeof(header));
+      c.shared->sizes[step % kSteps] = sizeof(header);
+      HostExec::publish(&c.shared->tail, step + 1, &c.shared->tailWaiters);
+      ++*c.step;
+      t.moved = t.bytes;
+      t.awaitingRead = true;
+      t.readStep = step;
+      return true;
+    }
+    size_t n = std::min(payloadCapacity(c.simple.stepBytes), t.bytes - t.moved);
+    P2pStepHeader header{t.bytes, static_cast<uint32_t>(n), static_cast<uint16_t>(t.moved + n == t.bytes), 0, 0};
     std::memcpy(slot, &header, sizeof(header));
     if (n) std::memcpy(slot + sizeof(header), t.src + t.moved, n);
     c.shared->sizes[step % kSteps] = static_cast<uint32_t>(sizeof(header) + n);
@@ -35,6 +60,35 @@ bool advanceSend(P2pTransfer& t) {
   return moved;
 }
 
+// Reading in pieces keeps what the kernel pins at a time small.
+constexpr size_t kSingleCopyChunk = 1 << 20;
+
+// The receiving half of a single-copy transfer: read the sender's buffer in place.
+Status readDirectly(P2pTransfer& t, const P2pStepHeader& header) {
+  int peer = t.connector->peer();
+  if (header.totalBytes != t.bytes) {
+    return BRAID_ERROR(ncclInvalidUsage,
+                       "rank %d sent %llu bytes but this rank's matching ncclRecv expects %zu "
+                       "bytes (send and receive must use the same count and type)",
+                       peer, static_cast<unsigned long long>(header.totalBytes), t.bytes);
+  }
+  size_t done = 0;
+  while (done < t.bytes) {
+    size_t chunk = std::min<size_t>(t.bytes - done, kSingleCopyChunk);
+    iovec local{t.dst + done, chunk};
+    iovec remote{reinterpret_cast<void*>(header.address + done), chunk};
+    ssize_t n = process_vm_readv(t.connector->singleCopyPid(), &local, 1, &remote, 1, 0);
+    if (n <= 0) {
+      return BRAID_ERROR(ncclSystemError,
+                         "single-copy read of %zu bytes from rank %d failed: %s (set "
+                         "BRAID_SINGLE_COPY=0 to always copy through shared memory)",
+                         t.bytes, peer, n < 0 ? std::strerror(errno) : "no progress");
+    }
+    done += static_cast<size_t>(n);
+  }
+  return okStatus();
+}
+
 Status advanceRecv(P2pTransfer& t, bool* moved) {
   RecvConn& c = *t.connector->recvView();
   while (!t.finished) {
@@ -44,6 +98,15 @@ Status advanceRecv(P2pTransfer& t, bool* moved) {
     const uint8_t* slot = c.simple.slot(step);
     P2pStepHeader header;
     std::memcpy(&header, slot, sizeof(header));
+    if (header.singleCopy) {
+      BRAID_CHECK(readDirectly(t, header));
+      HostExec::publish(&c.shared->head, step + 1, &c.shared->headWaiters);
+      ++*c.step;
+      t.moved = t.bytes;
+      t.finished = true;
+      *moved = true;
+      break;
+    }
     size_t expected = std::min(payloadCapacity(c.simple.stepBytes), t.bytes - t.moved);
     if (header.totalBytes != t.bytes || header.payloadBytes != expected) {
       return BRAID_ERROR(ncclInvalidUsage,

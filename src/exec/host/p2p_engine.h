@@ -18,11 +18,15 @@ namespace braid {
 // its send (a different size) is an error naming both sizes, never a silent misreading of
 // the next transfer's data. A transfer always sends at least one step (an empty one for 0
 // bytes) and marks its last.
+// A single-copy step carries no payload: it tells the receiver where the sender's buffer
+// is; the receiver copies it with process_vm_readv and hands the step back, and only then
+// is the send complete (the buffer must stay untouched until read).
 struct P2pStepHeader {
   uint64_t totalBytes;
   uint32_t payloadBytes;
-  uint32_t last;
-  uint64_t reserved;
+  uint16_t last;
+  uint16_t singleCopy;
+  uint64_t address;  // single copy: the sender's buffer
 };
 static_assert(sizeof(P2pStepHeader) == 24, "P2pStepHeader is part of the wire format");
 
@@ -33,8 +37,11 @@ struct P2pTransfer {
   size_t bytes = 0;
   Connector* connector = nullptr;
   size_t moved = 0;  // bytes published (send) or consumed (receive) so far
-  bool started = false;
   bool finished = false;
+  // Sends at least this large go by single copy when the receiver allows it (0: never).
+  size_t singleCopyThreshold = 0;
+  bool awaitingRead = false;  // a single-copy send waits for the receiver to finish
+  uint64_t readStep = 0;
 };
 
 // Fails when aborted, or when a peer's transfer does not match the posted one.

@@ -45,6 +45,10 @@ struct ConnShared {
   // the network only once it is asked for, so that a peer closing a connection after its
   // last step (it is done with the communicator) is never mistaken for a failure.
   uint64_t requested;
+  // SHM only: set by the receiver once it has read the sender's memory directly
+  // (process_vm_readv) in a probe at connection time; large point-to-point transfers then
+  // move with one copy instead of two.
+  uint32_t singleCopyReady;
 };
 static_assert(sizeof(ConnShared) % kCacheLine == 0, "ConnShared must keep whole cache lines");
 

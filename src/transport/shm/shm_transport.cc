@@ -1,7 +1,11 @@
 #include "transport/shm/shm_transport.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
 #include "transport/shm/shm_segment.h"
+
 #include "util/byte_codec.h"
+#include "util/host_identity.h"
 
 namespace braid {
 
@@ -15,10 +19,25 @@ class ShmConnector : public Connector {
   }
   static size_t bytesFor(const FifoSizes& sizes) { return layoutBytes(sizes); }
   ShmSegment& segment() { return segment_; }
+  ConnShared* shared() { return send_.shared; }
+  void enableSingleCopy(int pid) { singleCopyPid_ = pid; }
+  // A value only this process knows, for the receiver's probe of direct reads.
+  uint64_t probe = 0;
 
  private:
   ShmSegment segment_;
 };
+
+// Reading the sender's probe value through process_vm_readv proves, at once, that the
+// kernel allows single-copy transfers between the two processes (same user, no Yama or
+// seccomp restriction) and that the pid names the right process (not a namesake in another
+// PID namespace).
+bool probeSingleCopy(int pid, uint64_t address, uint64_t expected) {
+  uint64_t value = 0;
+  iovec local{&value, sizeof(value)};
+  iovec remote{reinterpret_cast<void*>(address), sizeof(value)};
+  return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof(value)) && value == expected;
+}
 
 }  // namespace
 
@@ -48,13 +67,30 @@ Status ShmTransport::connectSend(const ConnRequest& request, const std::vector<u
   }
   ShmSegment segment;
   BRAID_CHECK(ShmSegment::attach(name, bytes, &segment));
-  *out = std::make_unique<ShmConnector>(true, request.peer, sizes_, std::move(segment));
-  ack->assign(1, 1);
+  auto connector = std::make_unique<ShmConnector>(true, request.peer, sizes_, std::move(segment));
+  BRAID_CHECK(randomBytes(&connector->probe, sizeof(connector->probe)));
+  ByteWriter w;
+  w.i32(static_cast<int32_t>(getpid()));
+  w.u64(reinterpret_cast<uint64_t>(&connector->probe));
+  w.u64(connector->probe);
+  *ack = w.take();
+  *out = std::move(connector);
   return okStatus();
 }
 
-Status ShmTransport::finishRecv(Connector& connector, const std::vector<uint8_t>& /*ack*/) {
-  static_cast<ShmConnector&>(connector).segment().unlinkName();
+Status ShmTransport::finishRecv(Connector& base, const std::vector<uint8_t>& ack) {
+  auto& connector = static_cast<ShmConnector&>(base);
+  connector.segment().unlinkName();
+  ByteReader r(ack);
+  int32_t pid = 0;
+  uint64_t address = 0, probe = 0;
+  if (!r.i32(&pid) || !r.u64(&address) || !r.u64(&probe) || !r.finished()) {
+    return BRAID_ERROR(ncclInternalError, "rank %d sent a malformed SHM acknowledgement", base.peer());
+  }
+  if (singleCopy_ && probeSingleCopy(pid, address, probe)) {
+    connector.enableSingleCopy(pid);
+    __atomic_store_n(&connector.shared()->singleCopyReady, 1u, __ATOMIC_RELEASE);
+  }
   return okStatus();
 }
 
