@@ -46,11 +46,11 @@ class HostExec {
 
   // Publishes a counter and wakes whoever sleeps on it.
   static void publish(uint64_t* counter, uint64_t value, uint32_t* waiters) {
-    __atomic_store_n(counter, value, __ATOMIC_RELEASE);
-    // Pairs with the waiter's increment of `waiters` before its last look at the counter:
-    // either it sees the new value, or this load sees it waiting.
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(waiters, __ATOMIC_RELAXED) != 0) futexWakeAll(lowWord(counter));
+    // Sequentially consistent store and load pair with the waiter's increment of `waiters`
+    // before its last look at the counter: either it sees the new value, or this load sees
+    // it waiting. (No fences: ThreadSanitizer cannot model them.)
+    __atomic_store_n(counter, value, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(waiters, __ATOMIC_SEQ_CST) != 0) futexWakeAll(lowWord(counter));
   }
 
   // Tells a proxy which steps are wanted (see ConnShared::requested).
@@ -96,8 +96,9 @@ class HostExec {
     *payload = static_cast<uint32_t>(word);
     return true;
   }
-  // Orders LL line stores before the tail that lets a sleeping reader (or a proxy) in.
-  static void fenceRelease() { __atomic_thread_fence(__ATOMIC_RELEASE); }
+  // LL line stores are ordered before the tail that lets a sleeping reader (or a proxy) in
+  // by publish(), a sequentially consistent store; nothing more is needed on the host.
+  static void fenceRelease() {}
 
   bool failed() const { return failed_; }
   bool aborted() const { return braid::aborted(abort_); }
