@@ -22,6 +22,9 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
   return bytes;
 }
 
+// How long destroying a communicator waits for data still leaving through the network.
+constexpr double kDrainSeconds = 10;
+
 bool isDataOnly(CollFunc func) { return func == CollFunc::Broadcast || func == CollFunc::AllGather; }
 
 }  // namespace
@@ -34,7 +37,9 @@ Status DataPath::create(Comm& comm, std::unique_ptr<DataPath>* out) {
 }
 
 DataPath::~DataPath() {
-  // The proxy reads connector memory: stop it before the connectors go.
+  // Data of completed operations may still be on its way out: let it leave (unless the
+  // communicator is being aborted), then stop the proxy before the connectors it reads go.
+  if (proxy_ && !comm_.abortFlag.load()) proxy_->drain(Deadline::afterSeconds(kDrainSeconds));
   proxy_.reset();
   channels_.clear();
 }

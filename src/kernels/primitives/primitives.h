@@ -86,8 +86,8 @@ class Primitives {
     for (size_t offset = 0; offset < n; offset += sliceElems_) {
       size_t count = n - offset < sliceElems_ ? n - offset : sliceElems_;
       uint32_t bytes = static_cast<uint32_t>(count * sizeof(T));
-      const T* in[kMaxPeers + 1];
-      T* out[kMaxPeers + 1];
+      const T* in[kMaxPeers + 1] = {};
+      T* out[kMaxPeers + 1] = {};
       int nIn = 0, nOut = 0;
       if (Recv) {
         for (int i = 0; i < nRecv_; ++i) {

@@ -38,6 +38,20 @@ void Proxy::end() {
   --active_;
 }
 
+void Proxy::drain(Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!thread_.joinable() || failed_.load()) return;
+  draining_ = true;
+  drained_ = false;
+  ++active_;  // keep the loop hot while draining
+  wake_.notify_all();
+  while (!drained_ && !failed_.load() && !deadline.expired()) {
+    wake_.wait_for(lock, std::chrono::milliseconds(deadline.remainingMs(100)));
+  }
+  --active_;
+  draining_ = false;
+}
+
 Status Proxy::status() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return error_;
@@ -150,6 +164,13 @@ void Proxy::loop() {
       if (!error.ok()) {
         fail(std::move(error));
         break;
+      }
+    }
+    if (!busy) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (draining_ && !drained_) {
+        drained_ = true;
+        wake_.notify_all();
       }
     }
     // Back off when nothing moves: spin briefly, then yield, then nap.

@@ -57,6 +57,10 @@ class Proxy {
   void end();
   // The first error the proxy met (ok when none).
   Status status() const;
+  // Waits (at most until `deadline`) until every step workers have published has left:
+  // an operation completes when its last step is in the local FIFO, so a communicator
+  // being destroyed must let the proxy finish sending before it closes the connections.
+  void drain(Deadline deadline);
 
  private:
   void loop();
@@ -72,6 +76,8 @@ class Proxy {
   std::vector<NetEndpoint*> endpoints_;
   int active_ = 0;
   bool stop_ = false;
+  bool draining_ = false;
+  bool drained_ = false;
   Status error_;
   std::atomic<bool> failed_{false};
   std::thread thread_;
