@@ -175,9 +175,9 @@ void Proxy::loop() {
     }
     // Back off when nothing moves: spin briefly, then yield, then nap.
     idle = moved ? 0 : idle + 1;
-    if (idle > 2000) {
+    if (idle > 400) {
       usleep(50);
-    } else if (idle > 200) {
+    } else if (idle > 20) {
       sched_yield();
     } else if (idle > 0) {
       cpuRelax();

@@ -1,0 +1,34 @@
+/* MPI_Allreduce timed the way all_reduce_perf times ncclAllReduce (float sum, out of place,
+   warm-up, then the mean of N iterations, busbw = algbw * 2(n-1)/n), so that an MPI's
+   numbers can be put next to Braid's in one run. Built by scripts/compare-mpi.sh with mpicc;
+   not part of the regular build. Usage: mpirun -np N mpi_all_reduce MINBYTES MAXBYTES ITERS */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, n;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  size_t minBytes = argc > 1 ? strtoull(argv[1], NULL, 10) : 8;
+  size_t maxBytes = argc > 2 ? strtoull(argv[2], NULL, 10) : (64u << 20);
+  int iters = argc > 3 ? atoi(argv[3]) : 20;
+  for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
+    size_t count = bytes / sizeof(float) ? bytes / sizeof(float) : 1;
+    float* in = malloc(count * sizeof(float));
+    float* out = malloc(count * sizeof(float));
+    for (size_t i = 0; i < count; i++) in[i] = (float)(i % 7);
+    for (int w = 0; w < 2; w++) MPI_Allreduce(in, out, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = MPI_Wtime();
+    for (int i = 0; i < iters; i++) MPI_Allreduce(in, out, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    double seconds = (MPI_Wtime() - start) / iters;
+    double busbw = (double)(count * sizeof(float)) / seconds / 1e9 * 2.0 * (n - 1) / n;
+    if (rank == 0) printf("%12zu %10.2f %7.2f\n", count * sizeof(float), seconds * 1e6, busbw);
+    free(in);
+    free(out);
+  }
+  MPI_Finalize();
+  return 0;
+}
