@@ -8,7 +8,9 @@
 // the spin budget is small, so waiting ranks give their core to the rank they wait for.
 #pragma once
 
+#include <sched.h>
 #include <cstdint>
+
 #include <ctime>
 
 #include "kernels/primitives/connector.h"
@@ -19,6 +21,9 @@ namespace braid {
 
 struct HostWaitPolicy {
   int64_t spinNs = 20000;
+  // Then yield the core (cheap to come back from when the peer is merely waiting for a
+  // core too), before sleeping on the futex.
+  int64_t yieldNs = 100000;
   int64_t sleepSliceUs = 2000;  // futex timeout: how often a sleeper looks at the abort flag
 };
 
@@ -71,6 +76,10 @@ class HostExec {
       cpuRelax();
       if (ready()) return true;
       if ((i & 63) == 0 && monotonicNs() - start > policy_.spinNs) break;
+    }
+    while (monotonicNs() - start < policy_.spinNs + policy_.yieldNs) {
+      sched_yield();
+      if (ready()) return true;
     }
     while (true) {
       if (ready()) return true;
