@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config ninja-build
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev
-  iproute2 clang-format
+  iproute2 clang-format python3-matplotlib
 )
 
 missing=()
