@@ -1,5 +1,8 @@
 # Sources of src/transport (paths relative to src/).
 include(transport/net/socket/sources.cmake)
+if(BRAID_IB_ENABLED)
+  include(transport/net/ib/sources.cmake)
+endif()
 list(APPEND BRAID_SOURCES
   transport/connection_setup.cc
   transport/shm/shm_segment.cc
