@@ -71,6 +71,8 @@ class DataPath {
   Status connectP2p(const std::vector<P2pTask>& p2ps);
   Transport* transportFor(int peer);
   Status ensureNet();
+  Status tryIb(bool forced);  // sets netBackend_ when IB is usable
+  Status createSocketBackend();
   int p2pChannel(int peer) const { return (comm_.rank + peer) % settings_.defaultChannels; }
 
   Status runChannel(int channel, const std::vector<PlannedColl>& colls, const std::vector<P2pTask>& p2ps);

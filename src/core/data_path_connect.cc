@@ -5,6 +5,7 @@
 #include "algorithms/tree.h"
 #include "bootstrap/bootstrap_interface.h"
 #include "core/data_path.h"
+#include "core/net_ib_select.h"
 #include "core/params.h"
 #include "transport/connection_setup.h"
 #include "transport/net/net_transport.h"
@@ -37,10 +38,46 @@ Status DataPath::ensureNet() {
   if (net_) return okStatus();
   bool needed = settings_.shmDisable || comm_.layout.nNodes > 1;
   if (!needed) return okStatus();
-  if (!settings_.netName.empty() && !equalsIgnoreCase(settings_.netName, "Socket")) {
-    return BRAID_ERROR(ncclInvalidArgument, "NCCL_NET=%s: this Braid has the Socket network backend only",
+  // NCCL's order: IB when usable, else sockets; NCCL_NET names one and then it must work.
+  bool forceIb = equalsIgnoreCase(settings_.netName, "IB");
+  bool forceSocket = equalsIgnoreCase(settings_.netName, "Socket");
+  if (!settings_.netName.empty() && !forceIb && !forceSocket) {
+    return BRAID_ERROR(ncclInvalidArgument, "NCCL_NET=%s: Braid's network backends are IB and Socket",
                        settings_.netName.c_str());
   }
+  if (!forceSocket) BRAID_CHECK(tryIb(forceIb));
+  if (!netBackend_) BRAID_CHECK(createSocketBackend());
+  proxy_ = std::make_unique<Proxy>(&comm_.abortFlag, comm_.rank);
+  net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
+                                        &comm_.abortFlag);
+  BRAID_INFO(kLogInit | kLogNet, "Using network %s", netBackend_->name());
+  return okStatus();
+}
+
+Status DataPath::tryIb(bool forced) {
+  std::string whyNot;
+  if (params::kIbDisable.get() != 0) {
+    whyNot = "NCCL_IB_DISABLE=1";
+  } else {
+    Status created = createIbBackendFromParams(comm_.bootstrap->address(), &netBackend_, &whyNot);
+    if (!created.ok()) {
+      if (forced) return created.addContext("NCCL_NET=IB");
+      whyNot = created.message();
+    }
+  }
+  if (netBackend_) {
+    for (int d = 0; d < netBackend_->deviceCount(); ++d) {
+      NetProperties props;
+      if (netBackend_->properties(d, &props).ok()) BRAID_INFO(kLogInit | kLogNet, "%s", props.describe.c_str());
+    }
+    return okStatus();
+  }
+  if (forced) return BRAID_ERROR(ncclInvalidArgument, "NCCL_NET=IB, but IB cannot be used: %s", whyNot.c_str());
+  BRAID_INFO(kLogInit | kLogNet, "NET/IB : not used (%s); using sockets", whyNot.c_str());
+  return okStatus();
+}
+
+Status DataPath::createSocketBackend() {
   SocketSettings socketSettings;
   socketSettings.ifname = params::kSocketIfname.get();
   std::string family = params::kSocketFamily.get();
@@ -61,9 +98,6 @@ Status DataPath::ensureNet() {
   config.nSocksPerThread = settings_.nsocksPerThread;
   config.nThreads = settings_.socketThreads;
   BRAID_CHECK(createSocketNetBackend(config, &netBackend_));
-  proxy_ = std::make_unique<Proxy>(&comm_.abortFlag, comm_.rank);
-  net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
-                                        &comm_.abortFlag);
   NetProperties props;
   if (netBackend_->properties(0, &props).ok()) {
     BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s; %d socket(s) x %d thread(s) per connection",

@@ -41,6 +41,25 @@ const IntParam kSingleCopy("BRAID_SINGLE_COPY", 1, 0, 1,
 const IntParam kSingleCopyThreshold("BRAID_SINGLE_COPY_THRESHOLD", 256 << 10, 1, int64_t{1} << 40,
                                     "bytes from which a send/recv over SHM goes by single copy", ParamKind::Size);
 
+const IntParam kIbDisable("NCCL_IB_DISABLE", 0, 0, 1, "1: never use the IB verbs backend (sockets instead)");
+const StringParam kIbHca("NCCL_IB_HCA", "",
+                         "IB/RoCE ports to use: name[:port] prefixes, = for exact names, ^ to exclude (all ACTIVE)");
+const IntParam kIbGidIndex("NCCL_IB_GID_INDEX", -1, -1, 65535, "RoCE GID index to use (-1: chosen automatically)");
+const StringParam kIbAddrFamily("NCCL_IB_ADDR_FAMILY", "AF_INET",
+                                "address family the automatic GID choice prefers: AF_INET or AF_INET6");
+const StringParam kIbAddrRange("NCCL_IB_ADDR_RANGE", "",
+                               "only GIDs in this prefix (10.1.0.0/16, fd00::/8) for the automatic choice");
+const IntParam kIbRoceVersion("NCCL_IB_ROCE_VERSION_NUM", 2, 1, 2, "RoCE version the automatic GID choice prefers");
+const IntParam kIbTimeout("NCCL_IB_TIMEOUT", 20, 1, 31, "QP ack timeout exponent: 4.096 us x 2^value");
+const IntParam kIbRetryCnt("NCCL_IB_RETRY_CNT", 7, 0, 7, "QP retransmissions before a completion error");
+const IntParam kIbTc("NCCL_IB_TC", 0, 0, 255, "traffic class of RoCE packets (GRH; DSCP = value >> 2)");
+const IntParam kIbSl("NCCL_IB_SL", 0, 0, 15, "InfiniBand service level");
+const IntParam kIbPkey("NCCL_IB_PKEY", 0, 0, 65535, "partition key index of the QPs");
+const IntParam kIbQpsPerConnection("NCCL_IB_QPS_PER_CONNECTION", 1, 1, 16,
+                                   "queue pairs per IB connection (messages are split over them)");
+const StringParam kIbSysfsRoot("BRAID_IB_SYSFS_ROOT", "/sys",
+                               "where the IB backend reads sysfs (GID tables); for tests and containers");
+
 const StringParam kDevice("BRAID_DEVICE", "auto", "auto: GPU when usable, else host memory; cpu: always host memory");
 
 const StringParam kLauncher("BRAID_LAUNCHER", "",

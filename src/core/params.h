@@ -37,6 +37,21 @@ extern const IntParam kSpinNs;               // BRAID_SPIN_NS
 extern const IntParam kSingleCopy;           // BRAID_SINGLE_COPY
 extern const IntParam kSingleCopyThreshold;  // BRAID_SINGLE_COPY_THRESHOLD
 
+// IB verbs backend (src/transport/net/ib).
+extern const IntParam kIbDisable;           // NCCL_IB_DISABLE
+extern const StringParam kIbHca;            // NCCL_IB_HCA
+extern const IntParam kIbGidIndex;          // NCCL_IB_GID_INDEX
+extern const StringParam kIbAddrFamily;     // NCCL_IB_ADDR_FAMILY
+extern const StringParam kIbAddrRange;      // NCCL_IB_ADDR_RANGE
+extern const IntParam kIbRoceVersion;       // NCCL_IB_ROCE_VERSION_NUM
+extern const IntParam kIbTimeout;           // NCCL_IB_TIMEOUT
+extern const IntParam kIbRetryCnt;          // NCCL_IB_RETRY_CNT
+extern const IntParam kIbTc;                // NCCL_IB_TC
+extern const IntParam kIbSl;                // NCCL_IB_SL
+extern const IntParam kIbPkey;              // NCCL_IB_PKEY
+extern const IntParam kIbQpsPerConnection;  // NCCL_IB_QPS_PER_CONNECTION
+extern const StringParam kIbSysfsRoot;      // BRAID_IB_SYSFS_ROOT
+
 // Execution mode.
 extern const StringParam kDevice;  // BRAID_DEVICE
 

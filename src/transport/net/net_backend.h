@@ -1,8 +1,8 @@
 // The network backend interface: what the proxy uses to move FIFO slots between hosts.
 // Shaped like NCCL's net plugin (listen / connect / accept / register memory / isend /
 // irecv / test / close), and non-blocking everywhere, so that one proxy thread can drive
-// many connections and notice an abort between calls. The socket backend implements it
-// now; the IB verbs backend will implement the same interface.
+// many connections and notice an abort between calls. The socket backend (socket/) and the
+// IB verbs backend (ib/) implement it.
 //
 // Semantics every backend keeps:
 //  - A connection is one-directional: a NetSendComm on one side, a NetRecvComm on the other.

@@ -1,4 +1,4 @@
-// NET: connections through a network backend (sockets now, IB verbs later), driven by
+// NET: connections through a network backend (IB verbs or sockets), driven by
 // the communicator's proxy thread. Each end keeps its FIFO in its own memory; the proxy
 // ships published slots to the peer's FIFO. Both protocols share the slots of a network
 // connection (the receiving proxy cannot know in advance which one the next step uses).

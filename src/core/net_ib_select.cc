@@ -1,0 +1,50 @@
+#include "core/net_ib_select.h"
+
+#include "core/params.h"
+#include "util/log.h"
+
+#if BRAID_HAVE_IB
+#include "transport/net/ib/ib_backend.h"
+#endif
+
+namespace braid {
+
+#if BRAID_HAVE_IB
+
+Status createIbBackendFromParams(const SocketAddress& setupAddress, std::unique_ptr<NetBackend>* out,
+                                 std::string* whyNot) {
+  out->reset();
+  IbNetConfig config;
+  config.sysfsRoot = params::kIbSysfsRoot.get();
+  const IbvApi* api = nullptr;
+  BRAID_CHECK(probeIbPorts(config.sysfsRoot, params::kIbHca.get(), &api, &config.ports, whyNot));
+  if (config.ports.empty()) return okStatus();
+  config.gid.forcedIndex = static_cast<int>(params::kIbGidIndex.get());
+  std::string family = params::kIbAddrFamily.get();
+  if (!parseAddrFamily(family, &config.gid.family)) {
+    BRAID_WARN("NCCL_IB_ADDR_FAMILY=%s is neither AF_INET nor AF_INET6; using AF_INET", family.c_str());
+  }
+  BRAID_CHECK(parseGidRange(params::kIbAddrRange.get(), &config.gid.range));
+  config.gid.roceVersion = static_cast<int>(params::kIbRoceVersion.get());
+  config.qp.timeout = static_cast<int>(params::kIbTimeout.get());
+  config.qp.retryCount = static_cast<int>(params::kIbRetryCnt.get());
+  config.qp.trafficClass = static_cast<int>(params::kIbTc.get());
+  config.qp.serviceLevel = static_cast<int>(params::kIbSl.get());
+  config.qp.pkeyIndex = static_cast<int>(params::kIbPkey.get());
+  config.qp.qpsPerConnection = static_cast<int>(params::kIbQpsPerConnection.get());
+  config.setupAddress = setupAddress;
+  return createIbNetBackend(*api, config, out);
+}
+
+#else
+
+Status createIbBackendFromParams(const SocketAddress& /*setupAddress*/, std::unique_ptr<NetBackend>* out,
+                                 std::string* whyNot) {
+  out->reset();
+  *whyNot = "this Braid was built without the IB backend (rdma-core headers were missing)";
+  return okStatus();
+}
+
+#endif
+
+}  // namespace braid

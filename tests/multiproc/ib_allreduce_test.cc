@@ -1,0 +1,140 @@
+// Collectives between processes over the IB backend (NCCL_NET=IB, shared memory off so the
+// two ranks of this host use the network), and backend selection: IB when asked for and
+// usable, a clear error when asked for and not usable, sockets (with an INFO line) when
+// not asked for. The IB-using tests (label rdma) need an ACTIVE verbs port and skip,
+// saying why, without one; in the soft-RoCE VM (ctest -L rxe) they run for real.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "multiproc_util.h"
+#include "transport/net/ib/ib_backend.h"
+
+namespace braid::test {
+namespace {
+
+constexpr double kTimeout = 240;  // soft-RoCE under emulation
+
+// args: id, largest count. Rank `index` of 2: all-reduce, all-gather and a send/recv
+// exchange, checked, for 1, 4099 and the largest count of floats.
+BRAID_CHILD_SCENARIO(ib_collectives) {
+  ncclUniqueId id = argToId(ctx.args[0]);
+  size_t largest = std::strtoull(ctx.args[1].c_str(), nullptr, 10);
+  const int n = 2, r = ctx.index;
+  ncclComm_t comm = nullptr;
+  CHILD_OK(ncclCommInitRank(&comm, n, id, r));
+  for (size_t count : {size_t{1}, size_t{4099}, largest}) {
+    std::vector<float> data(count), gathered(count * n);
+    for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>((static_cast<size_t>(r) + i) % 5);
+    std::vector<float> input = data;
+    CHILD_OK(ncclAllReduce(data.data(), data.data(), count, ncclFloat, ncclSum, comm, nullptr));
+    for (size_t i = 0; i < count; ++i) {
+      float want = static_cast<float>(i % 5) + static_cast<float>((1 + i) % 5);
+      CHILD_CHECK(data[i] == want);
+    }
+    CHILD_OK(ncclAllGather(input.data(), gathered.data(), count, ncclFloat, comm, nullptr));
+    for (size_t i = 0; i < gathered.size(); ++i)
+      CHILD_CHECK(gathered[i] == static_cast<float>((i / count + i % count) % 5));
+    std::vector<float> from(count);
+    CHILD_OK(ncclGroupStart());
+    CHILD_OK(ncclSend(input.data(), count, ncclFloat, 1 - r, comm, nullptr));
+    CHILD_OK(ncclRecv(from.data(), count, ncclFloat, 1 - r, comm, nullptr));
+    CHILD_OK(ncclGroupEnd());
+    for (size_t i = 0; i < count; ++i) CHILD_CHECK(from[i] == static_cast<float>((static_cast<size_t>(1 - r) + i) % 5));
+  }
+  std::printf("IB collectives passed on rank %d\n", r);
+  CHILD_OK(ncclCommDestroy(comm));
+  return 0;
+}
+
+// args: id. An all-reduce that must fail with a clear error (NCCL_NET=IB, no usable IB).
+BRAID_CHILD_SCENARIO(ib_forced_unusable) {
+  ncclUniqueId id = argToId(ctx.args[0]);
+  ncclComm_t comm = nullptr;
+  CHILD_OK(ncclCommInitRank(&comm, 2, id, ctx.index));
+  float x = 1;
+  CHILD_CHECK(ncclAllReduce(&x, &x, 1, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess);
+  std::printf("error: %s\n", ncclGetLastError(comm));
+  (void)ncclCommAbort(comm);
+  return 0;
+}
+
+std::map<std::string, std::string> baseEnv() {
+  return {{"NCCL_SHM_DISABLE", "1"}, {"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}};
+}
+
+TEST(IbSelection, ForcedIbWithoutUsablePortIsAClearError) {
+  auto env = baseEnv();
+  env["NCCL_NET"] = "IB";
+  env["NCCL_IB_HCA"] = "=braid_no_such_hca";
+  auto results = runScenario("ib_forced_unusable", 2, {idToArg(freshId())}, 60, [&](int) { return env; });
+  expectAllSucceeded(results);
+  for (const ChildResult& result : results) {
+    EXPECT_NE(result.output.find("NCCL_NET=IB, but IB cannot be used"), std::string::npos) << result.output;
+  }
+}
+
+TEST(IbSelection, UnusableIbFallsBackToSocketsWithAReason) {
+  auto env = baseEnv();
+  env["NCCL_IB_HCA"] = "=braid_no_such_hca";
+  auto results = runScenario("ib_collectives", 2, {idToArg(freshId()), "1048576"}, kTimeout, [&](int) { return env; });
+  expectAllSucceeded(results);
+  for (const ChildResult& result : results) {
+    EXPECT_NE(result.output.find("NET/IB : not used ("), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("Using network Socket"), std::string::npos) << result.output;
+  }
+}
+
+TEST(IbSelection, DisabledIbUsesSockets) {
+  auto env = baseEnv();
+  env["NCCL_IB_DISABLE"] = "1";
+  auto results = runScenario("ib_collectives", 2, {idToArg(freshId()), "1048576"}, kTimeout, [&](int) { return env; });
+  expectAllSucceeded(results);
+  EXPECT_NE(results[0].output.find("not used (NCCL_IB_DISABLE=1)"), std::string::npos) << results[0].output;
+}
+
+class IbCollectives : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const IbvApi* api = nullptr;
+    std::string whyNot;
+    ASSERT_TRUE(probeIbPorts("/sys", "", &api, &ports_, &whyNot).ok());
+    if (ports_.empty()) {
+      GTEST_SKIP() << "no usable verbs device here (" << whyNot
+                   << "); run inside the soft-RoCE VM: ctest -L rxe, or scripts/rxe-vm/run-in-rxe-vm.sh ctest "
+                      "--test-dir build -L rdma";
+    }
+  }
+  std::vector<IbPort> ports_;
+};
+
+TEST_F(IbCollectives, TwoRanksOverIbWithAutomaticGid) {
+  auto env = baseEnv();
+  env["NCCL_NET"] = "IB";
+  auto results = runScenario("ib_collectives", 2, {idToArg(freshId()), "1048576"}, kTimeout, [&](int) { return env; });
+  expectAllSucceeded(results);
+  for (const ChildResult& result : results) {
+    EXPECT_NE(result.output.find("Using network IB"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("NET/IB : " + ports_[0].device + ":"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("GID table:"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("via NET/IB/0"), std::string::npos) << result.output;
+    if (ports_[0].device.rfind("rxe", 0) == 0) {
+      // Soft-RoCE on the VM's dummy netdev: link-local at 0, the IPv4 RoCE v2 entry at 1.
+      EXPECT_NE(result.output.find("uses GID index 1 (::ffff:192.0.2.1, RoCE v2)"), std::string::npos) << result.output;
+    }
+  }
+  std::printf("%s\n", results[0].output.c_str());
+}
+
+TEST_F(IbCollectives, SeveralQueuePairsPerConnection) {
+  auto env = baseEnv();
+  env["NCCL_NET"] = "IB";
+  env["NCCL_IB_QPS_PER_CONNECTION"] = "2";
+  auto results = runScenario("ib_collectives", 2, {idToArg(freshId()), "65536"}, kTimeout, [&](int) { return env; });
+  expectAllSucceeded(results);
+  EXPECT_NE(results[0].output.find("with 2 QP(s)"), std::string::npos) << results[0].output;
+}
+
+}  // namespace
+}  // namespace braid::test
