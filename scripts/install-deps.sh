@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing Braid needs on Debian 12 (as root, or with sudo).
 # Skips apt entirely when everything is already there, so repeated runs cost nothing.
+#   --rxe  also what the soft-RoCE VM of the IB tests needs (ctest -L rxe; docs/testing.md)
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,10 @@ packages=(
   libhwloc-dev libibverbs-dev
   iproute2 clang-format python3-matplotlib
 )
+if [ "${1:-}" = "--rxe" ]; then
+  # QEMU and an initramfs toolbox for the guest; the rxe provider of libibverbs.
+  packages+=(qemu-system-x86 busybox-static cpio kmod xz-utils ibverbs-providers)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
