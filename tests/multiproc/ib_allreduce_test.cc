@@ -60,6 +60,23 @@ BRAID_CHILD_SCENARIO(ib_forced_unusable) {
   return 0;
 }
 
+// args: id. One all-reduce that may fail; either way the process must end (no hang).
+BRAID_CHILD_SCENARIO(ib_try_allreduce) {
+  ncclUniqueId id = argToId(ctx.args[0]);
+  ncclComm_t comm = nullptr;
+  CHILD_OK(ncclCommInitRank(&comm, 2, id, ctx.index));
+  std::vector<float> x(4099, 1.0f);
+  ncclResult_t result = ncclAllReduce(x.data(), x.data(), x.size(), ncclFloat, ncclSum, comm, nullptr);
+  if (result == ncclSuccess) {
+    std::printf("allreduce succeeded\n");
+    CHILD_OK(ncclCommDestroy(comm));
+  } else {
+    std::printf("allreduce failed: %s\n", ncclGetLastError(comm));
+    (void)ncclCommAbort(comm);
+  }
+  return 0;
+}
+
 std::map<std::string, std::string> baseEnv() {
   return {{"NCCL_SHM_DISABLE", "1"}, {"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}};
 }
@@ -134,6 +151,29 @@ TEST_F(IbCollectives, SeveralQueuePairsPerConnection) {
   auto results = runScenario("ib_collectives", 2, {idToArg(freshId()), "65536"}, kTimeout, [&](int) { return env; });
   expectAllSucceeded(results);
   EXPECT_NE(results[0].output.find("with 2 QP(s)"), std::string::npos) << results[0].output;
+}
+
+// One rank forces the link-local GID (IPv6), the other chooses IPv4: the classic silent
+// hang. Braid WARNs, naming both GIDs, and the operation ends (with or without an error).
+TEST_F(IbCollectives, MismatchedGidFamiliesAreWarnedNotHung) {
+  auto results = runScenario("ib_try_allreduce", 2, {idToArg(freshId())}, 150, [&](int rank) {
+    auto env = baseEnv();
+    env["NCCL_NET"] = "IB";
+    env["NCCL_IB_TIMEOUT"] = "12";  // ~17 ms per try, so a broken path fails fast
+    env["NCCL_IB_RETRY_CNT"] = "2";
+    if (rank == 0) env["NCCL_IB_GID_INDEX"] = "0";
+    return env;
+  });
+  expectAllSucceeded(results);
+  std::string all = results[0].output + results[1].output;
+  EXPECT_NE(all.find("RoCE peers with different versions or address families usually time out"), std::string::npos)
+      << all;
+  EXPECT_NE(results[0].output.find("NCCL_IB_GID_INDEX=0"), std::string::npos) << results[0].output;
+  for (size_t rank = 0; rank < results.size(); ++rank) {
+    const std::string& out = results[rank].output;
+    size_t at = out.find("allreduce ");
+    if (at != std::string::npos) std::printf("rank %zu: %s\n", rank, out.substr(at, out.find('\n', at) - at).c_str());
+  }
 }
 
 }  // namespace
