@@ -5,8 +5,11 @@
 // every test is skipped with the reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -122,6 +125,32 @@ TEST_F(IbTransfer, ManyMessagesWrapTheFifo) {
   std::vector<size_t> sizes(3 * kNetMaxRequests + 5);
   for (size_t i = 0; i < sizes.size(); ++i) sizes[i] = (i * 977) % 20000;
   transfer(*backend_, *send_, *recv_, sizes, kNetMaxRequests);
+}
+
+TEST_F(IbTransfer, MemoryRegistrationsAreCachedAndCounted) {
+  make();
+  // Whole pages of their own, so no other registration can cover them by accident.
+  std::unique_ptr<uint8_t, decltype(&std::free)> pages(static_cast<uint8_t*>(std::aligned_alloc(4096, 4 * 4096)),
+                                                       &std::free);
+  uint8_t* buffer = pages.get();
+  uint8_t* elsewhere = pages.get() + 3 * 4096;
+  auto* ib = dynamic_cast<IbSendComm*>(send_.get());
+  size_t before = ib->device().cachedRegions();  // the connections' own FIFOs
+  void *whole = nullptr, *part = nullptr, *other = nullptr;
+  ASSERT_TRUE(backend_->registerMemory(*send_, buffer, 2 * 4096, &whole).ok());
+  // Inside a registered range (also from the other end of the same port): the same region.
+  ASSERT_TRUE(backend_->registerMemory(*recv_, buffer + 100, 200, &part).ok());
+  EXPECT_EQ(part, whole);
+  EXPECT_EQ(ib->device().cachedRegions(), before + 1);
+  ASSERT_TRUE(backend_->registerMemory(*send_, elsewhere, 64, &other).ok());
+  EXPECT_EQ(ib->device().cachedRegions(), before + 2);
+  EXPECT_TRUE(backend_->deregisterMemory(*recv_, part).ok());
+  EXPECT_EQ(ib->device().cachedRegions(), before + 2);  // still referenced once
+  EXPECT_TRUE(backend_->deregisterMemory(*send_, whole).ok());
+  EXPECT_TRUE(backend_->deregisterMemory(*send_, other).ok());
+  EXPECT_EQ(ib->device().cachedRegions(), before);
+  // A handle that is not (or no longer) registered is an error, not a crash.
+  EXPECT_EQ(backend_->deregisterMemory(*send_, whole).code(), ncclInvalidArgument);
 }
 
 TEST_F(IbTransfer, TagMismatchIsAnError) {
