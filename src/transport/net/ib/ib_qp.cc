@@ -11,6 +11,16 @@
 
 namespace braid {
 
+namespace {
+
+Gid remoteGid(const IbWireInfo& info) {
+  Gid gid{};
+  std::memcpy(gid.data(), info.gid, gid.size());
+  return gid;
+}
+
+}  // namespace
+
 Status IbQpSet::create(std::shared_ptr<IbDevice> device, const IbQpSettings& settings, int sendDepth, int recvDepth,
                        std::unique_ptr<IbQpSet>* out) {
   std::unique_ptr<IbQpSet> set(new IbQpSet(std::move(device), settings));
@@ -111,7 +121,7 @@ Status IbQpSet::toRtr(ibv_qp* qp, uint32_t remoteQpn, const IbWireInfo& remote) 
     return BRAID_ERROR(ncclSystemError,
                        "NET/IB: QP %u on %s: RTR toward %s QP %u failed: %s (no route to GID %s from GID index %d?)",
                        qp->qp_num, device_->name().c_str(), remote.device, remoteQpn, std::strerror(rc),
-                       gidToString(*reinterpret_cast<const Gid*>(remote.gid)).c_str(), device_->gid().index);
+                       gidToString(remoteGid(remote)).c_str(), device_->gid().index);
   }
   return okStatus();
 }
@@ -160,8 +170,8 @@ Status IbQpSet::connect(const IbWireInfo& remote, const std::string& peer) {
           "NET/IB: %s uses GID index %d (%s, RoCE v%d, %s) but this side (%s) uses GID index %d (%s, RoCE v%d, %s): "
           "RoCE peers with different versions or address families usually time out (completion error 12). Set "
           "NCCL_IB_ROCE_VERSION_NUM / NCCL_IB_ADDR_FAMILY (or NCCL_IB_GID_INDEX) the same on every node.",
-          peer.c_str(), remote.gidIndex, gidToString(*reinterpret_cast<const Gid*>(remote.gid)).c_str(),
-          remote.roceVersion, remote.family == AF_INET ? "IPv4" : "IPv6", device_->name().c_str(), local.gidIndex,
+          peer.c_str(), remote.gidIndex, gidToString(remoteGid(remote)).c_str(), remote.roceVersion,
+          remote.family == AF_INET ? "IPv4" : "IPv6", device_->name().c_str(), local.gidIndex,
           gidToString(device_->gid().gid).c_str(), local.roceVersion, local.family == AF_INET ? "IPv4" : "IPv6");
     }
   }
