@@ -25,12 +25,12 @@ step "build with AddressSanitizer + UndefinedBehaviorSanitizer"
 bash scripts/build.sh build-asan -DBRAID_SANITIZE=address,undefined -DBRAID_CUDA=OFF -DBRAID_BUILD_TOOLS=ON
 step "tests under ASan + UBSan"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  BRAID_TEST_MATRIX=quick ctest --output-on-failure -j2 --timeout 900 -LE "abi|large")
+  BRAID_TEST_MATRIX=quick BRAID_TEST_INIT_CYCLES=100 BRAID_TEST_ABORT_CYCLES=20 ctest --output-on-failure -j2 --timeout 900 -LE "abi|large")
 
 step "build with ThreadSanitizer"
 bash scripts/build.sh build-tsan -DBRAID_SANITIZE=thread -DBRAID_CUDA=OFF
 step "host-path tests under TSan"
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  BRAID_TEST_MATRIX=quick ctest --output-on-failure -j2 --timeout 900 -L "unit|multiproc" -LE large)
+  BRAID_TEST_MATRIX=quick BRAID_TEST_INIT_CYCLES=100 BRAID_TEST_ABORT_CYCLES=20 ctest --output-on-failure -j2 --timeout 900 -L "unit|multiproc" -LE large)
 
 step "all passed"

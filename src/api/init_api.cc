@@ -125,16 +125,22 @@ BRAID_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
 
 BRAID_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
   if (!comm) return ncclSuccess;  // as NCCL: destroying NULL is a no-op
-  return api::apiCall("ncclCommDestroy", comm, [&]() -> Status {
-    BRAID_CHECK(api::checkComm(comm, "ncclCommDestroy"));
-    return braid::destroyComm(comm, /*abort=*/false);
-  });
+  return api::apiCall(
+      "ncclCommDestroy", comm,
+      [&]() -> Status {
+        BRAID_CHECK(api::checkComm(comm, "ncclCommDestroy"));
+        return braid::destroyComm(comm, /*abort=*/false);
+      },
+      api::CommHold::kNone);
 }
 
 BRAID_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
   if (!comm) return ncclSuccess;
-  return api::apiCall("ncclCommAbort", comm, [&]() -> Status {
-    BRAID_CHECK(api::checkComm(comm, "ncclCommAbort"));
-    return braid::destroyComm(comm, /*abort=*/true);
-  });
+  return api::apiCall(
+      "ncclCommAbort", comm,
+      [&]() -> Status {
+        BRAID_CHECK(api::checkComm(comm, "ncclCommAbort"));
+        return braid::destroyComm(comm, /*abort=*/true);
+      },
+      api::CommHold::kNone);
 }

@@ -15,6 +15,10 @@ extern const StringParam kCommId;         // NCCL_COMM_ID
 extern const StringParam kHostId;         // NCCL_HOSTID
 extern const IntParam kBootstrapTimeout;  // BRAID_BOOTSTRAP_TIMEOUT (seconds)
 
+// Reliability.
+extern const IntParam kTimeout;   // BRAID_TIMEOUT (seconds, 0: none)
+extern const IntParam kWatchdog;  // BRAID_WATCHDOG
+
 // Communicator defaults that override ncclConfig_t, as NCCL's do.
 extern const IntParam kCommBlocking;    // NCCL_COMM_BLOCKING
 extern const IntParam kCgaClusterSize;  // NCCL_CGA_CLUSTER_SIZE
