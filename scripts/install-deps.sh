@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev
   iproute2 clang-format python3-matplotlib
+  clang libclang-rt-dev
 )
 
 missing=()

@@ -44,6 +44,9 @@ struct ncclComm {
   std::atomic<ncclResult_t> asyncError{ncclSuccess};
   braid::AbortFlag abortFlag{false};
   std::atomic<bool> finalized{false};
+  // ncclCommRevoke: operations in flight were stopped; only destroy, abort and shrink
+  // remain allowed.
+  std::atomic<bool> revoked{false};
 
   // The background thread of a non-blocking init, joined by destroy/abort.
   std::thread initThread;

@@ -214,5 +214,56 @@ TEST(AbortUnderPressure, AbortCyclesAfterAKilledPeerLeaveNothingBehind) {
   EXPECT_TRUE(results[0].succeeded()) << results[0].describe();
 }
 
+// args: id, "dead" or "alive". Three ranks; rank 2 dies (or simply stays out), ranks 0
+// and 1 shrink the communicator to themselves and go on with a checked all-reduce.
+BRAID_CHILD_SCENARIO(shrink) {
+  ncclUniqueId id = argToId(ctx.args[0]);
+  bool dead = ctx.args[1] == "dead";
+  ncclComm_t comm = nullptr;
+  CHILD_OK(ncclCommInitRank(&comm, 3, id, ctx.index));
+  std::vector<float> data(1 << 16, 1.0f);
+  CHILD_OK(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, nullptr));
+  if (ctx.index == 2) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (dead) raise(SIGKILL);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    CHILD_OK(ncclCommDestroy(comm));
+    return 0;
+  }
+  if (dead) {
+    ncclResult_t result = ncclSuccess;
+    while (result == ncclSuccess) {
+      result = ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, nullptr);
+    }
+    CHILD_CHECK(result == ncclRemoteError);
+    CHILD_OK(ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT));
+  }
+  int exclude[] = {2};
+  ncclComm_t sub = nullptr;
+  CHILD_OK(ncclCommShrink(comm, exclude, 1, &sub, nullptr, dead ? NCCL_SHRINK_ABORT : NCCL_SHRINK_DEFAULT));
+  int rank = -1, count = 0;
+  CHILD_OK(ncclCommUserRank(sub, &rank));
+  CHILD_OK(ncclCommCount(sub, &count));
+  CHILD_CHECK(rank == ctx.index && count == 2);
+  std::vector<float> values(1000, static_cast<float>(ctx.index + 1));
+  CHILD_OK(ncclAllReduce(values.data(), values.data(), values.size(), ncclFloat32, ncclSum, sub, nullptr));
+  CHILD_CHECK(values[0] == 3.0f && values[999] == 3.0f);
+  CHILD_OK(ncclCommDestroy(sub));
+  CHILD_OK(dead ? ncclCommAbort(comm) : ncclCommDestroy(comm));
+  return 0;
+}
+
+TEST(Shrink, SurvivorsOfADeadRankShrinkAndGoOn) {
+  auto results = runScenario("shrink", 3, {idToArg(freshId()), "dead"}, 60);
+  EXPECT_TRUE(results[0].succeeded()) << results[0].describe();
+  EXPECT_TRUE(results[1].succeeded()) << results[1].describe();
+  EXPECT_EQ(results[2].signal, SIGKILL) << results[2].describe();
+}
+
+TEST(Shrink, HealthyCommunicatorShrinksWithoutTheExcludedRank) {
+  auto results = runScenario("shrink", 3, {idToArg(freshId()), "alive"}, 60);
+  expectAllSucceeded(results);
+}
+
 }  // namespace
 }  // namespace braid::test
