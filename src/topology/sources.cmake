@@ -1,10 +1,16 @@
 # Sources of src/topology (paths relative to src/). The XML parser (libxml2) and hwloc come
 # from Debian (scripts/install-deps.sh); NVML is loaded at run time, never linked.
 list(APPEND BRAID_SOURCES
+  topology/detect.cc
   topology/graph.cc
   topology/hwloc_source.cc
+  topology/model.cc
   topology/nccl_xml.cc
+  topology/nvml.cc
   topology/paths.cc
+  topology/report.cc
+  topology/search.cc
+  topology/sysfs_nics.cc
   topology/xml.cc
 )
 find_package(LibXml2 REQUIRED)
