@@ -96,5 +96,45 @@ TEST(BraidTopo, BadOptions) {
   EXPECT_TRUE(contains(help.out, "--nodes N"));
 }
 
+// The same lines in the INFO log of a communicator's init (NCCL_TOPO_FILE given).
+TEST(TopologyAtInit, InfoLogShowsTopologyRingsAndPredictions) {
+  CommandResult r = runCommand({"env", "NCCL_DEBUG=INFO", "NCCL_TOPO_FILE=" + fixture("dgx_a100.xml"), BRAIDRUN_PATH,
+                                "-n", "2", BRAID_HELLO_PATH},
+                               60);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::string all = r.out + r.err;
+  EXPECT_TRUE(contains(all, "NCCL INFO Topology from " + fixture("dgx_a100.xml") + ": 2 CPUs, 8 GPUs")) << all;
+  EXPECT_TRUE(contains(all, "NCCL INFO Pattern 4, crossNic 0, nChannels 6")) << all;
+  EXPECT_TRUE(contains(all, "NCCL INFO Channel 00/06 : 0 1 2 3 4 5 6 7")) << all;
+  EXPECT_TRUE(contains(all, "NCCL INFO Trees [0]")) << all;
+  EXPECT_TRUE(contains(all, "predicted busBw")) << all;
+}
+
+TEST(TopologyAtInit, MalformedTopoFileFailsInitWithFileAndLine) {
+  std::string bad = ::testing::TempDir() + "braid_topo_init_bad_" + std::to_string(getpid()) + ".xml";
+  {
+    std::ofstream out(bad);
+    out << "<system>\n<cpu numaid=\"x\"/>\n</system>\n";
+  }
+  CommandResult r = runCommand({"env", "NCCL_TOPO_FILE=" + bad, BRAIDRUN_PATH, "-n", "2", BRAID_HELLO_PATH}, 60);
+  std::remove(bad.c_str());
+  EXPECT_NE(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out + r.err, "NCCL_TOPO_FILE: " + bad + ":2: <cpu numaid=\"x\">: not a number"))
+      << r.describe();
+}
+
+TEST(TopologyAtInit, DumpFileIsWritten) {
+  std::string dump = ::testing::TempDir() + "braid_topo_init_dump_" + std::to_string(getpid()) + ".xml";
+  CommandResult r = runCommand({"env", "NCCL_TOPO_FILE=" + fixture("pcie_4gpu_1nic.xml"), "NCCL_TOPO_DUMP_FILE=" + dump,
+                                BRAIDRUN_PATH, "-n", "2", BRAID_HELLO_PATH},
+                               60);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::ifstream in(dump);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(dump.c_str());
+  EXPECT_TRUE(contains(text.str(), "<gpu dev=\"3\" sm=\"75\""));
+}
+
 }  // namespace
 }  // namespace braid::test
