@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config ninja-build
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev libxml2-dev
-  iproute2 clang-format python3-matplotlib
+  iproute2 clang-format clang python3-matplotlib
 )
 
 missing=()

@@ -188,27 +188,12 @@ Status TopoBuilder::addCpu(const CpuInfo& cpu, int line, int* out) {
   return addNode(std::move(node), out);
 }
 
-Status TopoBuilder::addPci(int parent, const PciInfo& pci, int line, int* out) {
-  BRAID_CHECK(checkLimit(TopoNodeType::Pci, line));
+Status TopoBuilder::addPciDevice(TopoNodeType type, int parent, const PciInfo& pci, const GpuInfo& gpu, int line,
+                                 int* out) {
+  BRAID_CHECK(checkLimit(type, line));
   BRAID_CHECK(checkParent(parent, line));
   TopoNode node;
-  node.type = TopoNodeType::Pci;
-  node.parent = parent;
-  node.pci = pci;
-  node.line = line;
-  return addNode(std::move(node), out);
-}
-
-Status TopoBuilder::addGpu(int parent, const PciInfo& pci, const GpuInfo& gpu, int line, int* out) {
-  BRAID_CHECK(checkLimit(TopoNodeType::Gpu, line));
-  BRAID_CHECK(checkParent(parent, line));
-  for (const TopoNode& other : graph_.nodes) {
-    if (other.type == TopoNodeType::Gpu && gpu.dev >= 0 && other.gpu.dev == gpu.dev) {
-      return error(line, strFormat("GPU dev %d appears twice (first at line %d)", gpu.dev, other.line));
-    }
-  }
-  TopoNode node;
-  node.type = TopoNodeType::Gpu;
+  node.type = type;
   node.parent = parent;
   node.pci = pci;
   node.gpu = gpu;
@@ -216,15 +201,21 @@ Status TopoBuilder::addGpu(int parent, const PciInfo& pci, const GpuInfo& gpu, i
   return addNode(std::move(node), out);
 }
 
+Status TopoBuilder::addPci(int parent, const PciInfo& pci, int line, int* out) {
+  return addPciDevice(TopoNodeType::Pci, parent, pci, GpuInfo(), line, out);
+}
+
+Status TopoBuilder::addGpu(int parent, const PciInfo& pci, const GpuInfo& gpu, int line, int* out) {
+  for (const TopoNode& other : graph_.nodes) {
+    if (other.type == TopoNodeType::Gpu && gpu.dev >= 0 && other.gpu.dev == gpu.dev) {
+      return error(line, strFormat("GPU dev %d appears twice (first at line %d)", gpu.dev, other.line));
+    }
+  }
+  return addPciDevice(TopoNodeType::Gpu, parent, pci, gpu, line, out);
+}
+
 Status TopoBuilder::addNic(int parent, const PciInfo& pci, int line, int* out) {
-  BRAID_CHECK(checkLimit(TopoNodeType::Nic, line));
-  BRAID_CHECK(checkParent(parent, line));
-  TopoNode node;
-  node.type = TopoNodeType::Nic;
-  node.parent = parent;
-  node.pci = pci;
-  node.line = line;
-  return addNode(std::move(node), out);
+  return addPciDevice(TopoNodeType::Nic, parent, pci, GpuInfo(), line, out);
 }
 
 Status TopoBuilder::addNet(int nic, const NetInfo& net, int line, int* out) {

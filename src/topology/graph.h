@@ -152,6 +152,8 @@ class TopoBuilder {
   Status checkLimit(TopoNodeType type, int line) const;
   Status checkParent(int parent, int line) const;
   Status addNode(TopoNode node, int* out);
+  // A PCI, GPU or NIC node under `parent`, after the limit and parent checks.
+  Status addPciDevice(TopoNodeType type, int parent, const PciInfo& pci, const GpuInfo& gpu, int line, int* out);
   void addLink(int from, int to, TopoLinkType type, double bw);
   void addBothWays(int a, int b, TopoLinkType type, double bw);
   Status resolveNvLinks();

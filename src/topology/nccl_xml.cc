@@ -22,9 +22,11 @@ bool isNicClass(int cls) { return cls >= 0 && ((cls >> 8) == 0x0207 || (cls >> 8
 bool parseInteger(const std::string& text, int64_t* out) {
   std::string t(trim(text));
   if (t.empty()) return false;
+  // Hexadecimal with 0x (class codes), else decimal: "010" is ten, not octal eight.
+  bool hex = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
   errno = 0;
   char* end = nullptr;
-  long long v = std::strtoll(t.c_str(), &end, 0);
+  long long v = std::strtoll(t.c_str(), &end, hex ? 16 : 10);
   if (errno != 0 || end != t.c_str() + t.size()) return false;
   *out = v;
   return true;
@@ -78,8 +80,10 @@ class Attrs {
   }
   std::vector<std::pair<std::string, std::string>> rest() const {
     std::vector<std::pair<std::string, std::string>> out;
+    // Namespaced attributes are dropped: their declarations are not kept, so a dump
+    // could not be read back.
     for (const auto& kv : e_.attrs) {
-      if (!used_.count(kv.first)) out.push_back(kv);
+      if (!used_.count(kv.first) && kv.first.find(':') == std::string::npos) out.push_back(kv);
     }
     return out;
   }
@@ -178,16 +182,19 @@ class NcclLoader {
     }
     const XmlElement* gpu = nullptr;
     const XmlElement* nic = nullptr;
+    bool hasPci = false;
     for (const XmlElement& child : e.children) {
       if (child.name == "gpu" && !gpu) gpu = &child;
       if (child.name == "nic" && !nic) nic = &child;
+      hasPci = hasPci || child.name == "pci";
     }
     auto extra = a.rest();
-    if (gpu || (!nic && isGpuClass(pci.classCode) && e.children.empty())) {
+    // A device of a GPU or NIC class with nothing below it: a skeleton file's entry.
+    if (gpu || (!nic && !hasPci && isGpuClass(pci.classCode))) {
       if (!gpu) ++inferredGpus_;
       return loadGpu(gpu ? *gpu : e, gpu != nullptr, parent, pci, extra);
     }
-    if (nic || (isNicClass(pci.classCode) && e.children.empty())) {
+    if (nic || (!hasPci && isNicClass(pci.classCode))) {
       if (!nic) ++inferredNics_;
       return loadNic(nic ? *nic : e, parent, pci, extra, e.line);
     }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "util/format.h"
 
@@ -35,8 +36,15 @@ struct CtxtFree {
   void operator()(xmlParserCtxt* ctxt) const { xmlFreeParserCtxt(ctxt); }
 };
 
+// "prefix:name" when the name has a namespace prefix, so that a dump writes it back as read.
+std::string qualifiedName(const xmlChar* name, const xmlNs* ns) {
+  std::string local = reinterpret_cast<const char*>(name);
+  if (ns && ns->prefix) return reinterpret_cast<const char*>(ns->prefix) + (":" + local);
+  return local;
+}
+
 void convert(xmlDoc* doc, xmlNode* node, XmlElement* out) {
-  out->name = reinterpret_cast<const char*>(node->name);
+  out->name = qualifiedName(node->name, node->ns);
   out->line = static_cast<int>(xmlGetLineNo(node));
   for (xmlAttr* a = node->properties; a != nullptr; a = a->next) {
     xmlChar* value = xmlNodeListGetString(doc, a->children, 1);
@@ -64,6 +72,16 @@ void escapeInto(const std::string& text, std::string* out) {
         break;
       case '"':
         *out += "&quot;";
+        break;
+      // Parsers turn raw whitespace in attribute values into spaces; these survive.
+      case '\n':
+        *out += "&#10;";
+        break;
+      case '\r':
+        *out += "&#13;";
+        break;
+      case '\t':
+        *out += "&#9;";
         break;
       default:
         *out += c;
@@ -113,6 +131,9 @@ Status parseXml(const std::string& text, const std::string& sourceName, XmlEleme
     return BRAID_ERROR(ncclInvalidUsage, "%s: larger than %zu MiB; not a topology file", sourceName.c_str(),
                        kMaxXmlBytes >> 20);
   }
+  // libxml2 wants its global state set up once before threads use it.
+  static std::once_flag initialised;
+  std::call_once(initialised, [] { xmlInitParser(); });
   std::unique_ptr<xmlParserCtxt, CtxtFree> ctxt(xmlNewParserCtxt());
   if (!ctxt) return BRAID_ERROR(ncclSystemError, "%s: out of memory starting the XML parser", sourceName.c_str());
   tFirstError.clear();

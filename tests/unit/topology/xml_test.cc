@@ -203,6 +203,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"TooDeep", wrap(deep(40)), "deeper than 32"}),
     [](const auto& param) { return std::string(param.param.name); });
 
+TEST(TopologyXml, NumbersAndOddAttributeValues) {
+  TopoGraph g;
+  ASSERT_TRUE(loadText("<system version=\"1\">\n<cpu numaid=\"010\" familyid=\"0x6\" odd=\"a&#10;b&amp;c\" "
+                       "x:gone=\"1\" xmlns:x=\"urn:x\"/>\n</system>\n",
+                       &g)
+                  .ok());
+  EXPECT_EQ(g.nodes[0].cpu.numaId, 10);  // decimal, not octal
+  EXPECT_EQ(g.nodes[0].cpu.familyId, 6);
+  std::string dump = dumpNcclTopology(g);
+  EXPECT_NE(dump.find("odd=\"a&#10;b&amp;c\""), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("gone"), std::string::npos) << dump;
+  TopoGraph back;
+  ASSERT_TRUE(loadText(dump, &back).ok());
+  EXPECT_EQ(dumpNcclTopology(back), dump);
+}
+
 TEST(TopologyXml, MissingFileNamesThePath) {
   TopoGraph g;
   Status s = readTopologyFile("/nonexistent/braid/topo.xml", &g);
