@@ -119,7 +119,11 @@ std::vector<std::string> pathMatrixLines(const TopoReport& r) {
   };
   std::string header = pad("");
   for (int e : ends) header += pad(shortName(r.graph.nodes[static_cast<size_t>(e)]));
-  out.push_back(header);
+  auto rtrim = [](std::string text) {
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    return text;
+  };
+  out.push_back(rtrim(header));
   for (int a : ends) {
     std::string row = pad(shortName(r.graph.nodes[static_cast<size_t>(a)]));
     for (int b : ends) {
@@ -132,7 +136,7 @@ std::vector<std::string> pathMatrixLines(const TopoReport& r) {
         row += pad(strFormat("%s/%g", pathTypeName(p.type), std::round(p.bwGBs * 10) / 10));
       }
     }
-    out.push_back(row);
+    out.push_back(rtrim(row));
   }
   return out;
 }

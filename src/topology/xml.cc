@@ -48,7 +48,7 @@ void convert(xmlDoc* doc, xmlNode* node, XmlElement* out) {
   out->line = static_cast<int>(xmlGetLineNo(node));
   for (xmlAttr* a = node->properties; a != nullptr; a = a->next) {
     xmlChar* value = xmlNodeListGetString(doc, a->children, 1);
-    out->attrs.emplace_back(reinterpret_cast<const char*>(a->name), value ? reinterpret_cast<const char*>(value) : "");
+    out->attrs.emplace_back(qualifiedName(a->name, a->ns), value ? reinterpret_cast<const char*>(value) : "");
     xmlFree(value);
   }
   for (xmlNode* child = node->children; child != nullptr; child = child->next) {
