@@ -223,7 +223,7 @@ int maxSm(const TopoGraph& g) {
   return sm;
 }
 
-void classify(const TopoGraph& g, const TopoPaths& p, TopoSearchResult* r) {
+void classify(const TopoPaths& p, TopoSearchResult* r) {
   r->typeIntra = PathType::LOC;
   r->typeInter = PathType::LOC;
   for (const TopoChannel& ch : r->channels) {
@@ -235,7 +235,6 @@ void classify(const TopoGraph& g, const TopoPaths& p, TopoSearchResult* r) {
       r->typeInter = std::max(r->typeInter, p.path(ch.gpus[n - 1], ch.netOut).type);
     }
   }
-  (void)g;
 }
 
 // A channel in device order, at whatever its slowest hop gives: what is left when the
@@ -312,7 +311,7 @@ Status searchRings(const TopoGraph& graph, const TopoPaths& paths, const SearchS
                                      : "no ring at any speed; one channel in device order";
     }
   }
-  classify(graph, paths, &result);
+  classify(paths, &result);
   if (settings.nNodes > 1 && !result.channels.empty()) result.typeInter = std::max(result.typeInter, PathType::NET);
   *out = std::move(result);
   return okStatus();

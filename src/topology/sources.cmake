@@ -20,4 +20,4 @@ pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
 set(BRAID_TOPOLOGY_LIBS LibXml2::LibXml2 PkgConfig::HWLOC ${CMAKE_DL_LIBS})
 # What a program linking the installed static library adds: plain names, so that the
 # exported targets need no imported targets of ours.
-set(BRAID_TOPOLOGY_STATIC_LIBS xml2 hwloc ${CMAKE_DL_LIBS})
+set(BRAID_TOPOLOGY_STATIC_LIBS xml2 hwloc m ${CMAKE_DL_LIBS})
