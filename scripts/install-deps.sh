@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config ninja-build
   libgtest-dev libgmock-dev libbenchmark-dev
-  libhwloc-dev libibverbs-dev
+  libhwloc-dev libibverbs-dev libxml2-dev
   iproute2 clang-format python3-matplotlib
   clang libclang-rt-dev
 )

@@ -8,6 +8,7 @@
 #include "algorithms/ring.h"
 #include "core/comm_failure.h"
 #include "core/watchdog.h"
+#include "core/topology_report.h"
 #include "exec/host/coll_dispatch.h"
 #include "exec/host/local_collective.h"
 #include "exec/host/p2p_engine.h"
@@ -60,6 +61,7 @@ Status DataPath::init() {
   if (comm_.rank == 0) {
     for (const std::string& warning : warnings) BRAID_WARN("%s", warning.c_str());
   }
+  BRAID_CHECK(reportTopologyAtInit(comm_));
   ringOrder_ = buildRingOrder(comm_.layout);
   ringPosition_ = ringPosition(ringOrder_, comm_.rank);
   int maxLocal = 0;

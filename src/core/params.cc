@@ -46,6 +46,13 @@ const IntParam kSingleCopy("BRAID_SINGLE_COPY", 1, 0, 1,
 const IntParam kSingleCopyThreshold("BRAID_SINGLE_COPY_THRESHOLD", 256 << 10, 1, int64_t{1} << 40,
                                     "bytes from which a send/recv over SHM goes by single copy", ParamKind::Size);
 
+const StringParam kTopoFile("NCCL_TOPO_FILE", "",
+                            "topology XML to use instead of detecting the machine (NCCL or hwloc format)");
+const StringParam kTopoDumpFile("NCCL_TOPO_DUMP_FILE", "", "write the detected topology there, in NCCL's XML format");
+const IntParam kTopoDumpFileRank("NCCL_TOPO_DUMP_FILE_RANK", 0, 0, 1 << 30, "the rank that writes NCCL_TOPO_DUMP_FILE");
+const IntParam kPxnDisable("NCCL_PXN_DISABLE", 0, 0, 1,
+                           "1: no PXN paths (GPU -> NVLink peer -> its NIC) in the topology");
+
 const StringParam kDevice("BRAID_DEVICE", "auto", "auto: GPU when usable, else host memory; cpu: always host memory");
 
 const StringParam kLauncher("BRAID_LAUNCHER", "",

@@ -41,6 +41,12 @@ extern const IntParam kSpinNs;               // BRAID_SPIN_NS
 extern const IntParam kSingleCopy;           // BRAID_SINGLE_COPY
 extern const IntParam kSingleCopyThreshold;  // BRAID_SINGLE_COPY_THRESHOLD
 
+// Topology.
+extern const StringParam kTopoFile;       // NCCL_TOPO_FILE
+extern const StringParam kTopoDumpFile;   // NCCL_TOPO_DUMP_FILE
+extern const IntParam kTopoDumpFileRank;  // NCCL_TOPO_DUMP_FILE_RANK
+extern const IntParam kPxnDisable;        // NCCL_PXN_DISABLE
+
 // Execution mode.
 extern const StringParam kDevice;  // BRAID_DEVICE
 
