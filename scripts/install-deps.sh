@@ -7,8 +7,9 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config ninja-build
   libgtest-dev libgmock-dev libbenchmark-dev
-  libhwloc-dev libibverbs-dev
+  libhwloc-dev libibverbs-dev libxml2-dev
   iproute2 clang-format python3-matplotlib
+  clang libclang-rt-dev
 )
 if [ "${1:-}" = "--rxe" ]; then
   # QEMU and an initramfs toolbox for the guest; the rxe provider of libibverbs.
