@@ -8,6 +8,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev
   iproute2 clang-format python3-matplotlib
+  # The PyTorch backend (integrations/pytorch) and its example: Debian's CPU torch 1.13,
+  # its C++ API, and what the extension and examples/ddp_digits.py build and run with.
+  # About 800 MB installed; without them that part is skipped (docs/pytorch.md).
+  python3-torch libtorch-dev python3-dev pybind11-dev python3-sklearn
 )
 
 missing=()
