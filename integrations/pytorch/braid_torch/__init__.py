@@ -24,7 +24,15 @@ def _create(store, rank, world_size, timeout):
         seconds = timeout.total_seconds()
     else:
         seconds = float(timeout)
-    return _C.create_process_group(store, rank, world_size, seconds)
+        timeout = datetime.timedelta(seconds=seconds)
+    pg = _C.create_process_group(store, rank, world_size, seconds)
+    # TORCH_DISTRIBUTED_DEBUG=DETAIL: as for gloo and nccl, a wrapper checks before each
+    # operation (through a gloo group of its own) that every rank calls the same one with
+    # the same shapes, so a mismatch across ranks is an exception instead of a hang.
+    if dist.get_debug_level() == dist.DebugLevel.DETAIL and dist.is_gloo_available():
+        from torch.distributed.distributed_c10d import _create_process_group_wrapper
+        pg = _create_process_group_wrapper(pg, "braid", store, rank, world_size, timeout)
+    return pg
 
 
 def nccl_version():

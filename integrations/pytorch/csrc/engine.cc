@@ -98,6 +98,7 @@ void Engine::fail(const std::string& reason) {
 }
 
 WorkPtr Engine::submit(c10d::OpType type, const char* title, TensorList outputs, std::function<void()> run) {
+  ++sequence_;
   auto work = c10::make_intrusive<BraidWork>(rank(), type, title, std::move(outputs));
   if (coalescing_) {
     coalescing_->works.push_back(work);

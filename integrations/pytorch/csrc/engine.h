@@ -35,6 +35,10 @@ class Engine {
   ~Engine();
 
   int rank() const { return comm_->rank(); }
+  // Operations submitted so far (the same on every rank that calls the same operations);
+  // torch's debug wrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL) compares it across ranks.
+  uint64_t sequenceNumber() const { return sequence_; }
+  void resetSequenceNumber() { sequence_ = 0; }
   int size() const { return comm_->size(); }
 
   WorkPtr broadcast(TensorList& tensors, const c10d::BroadcastOptions& opts);
@@ -77,6 +81,7 @@ class Engine {
   };
   std::optional<Pending> coalescing_;
   at::Tensor barrierBuffer_;
+  uint64_t sequence_ = 0;  // touched by the calling thread only
 };
 
 }  // namespace braid::torch_ext

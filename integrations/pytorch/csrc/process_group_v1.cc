@@ -52,6 +52,8 @@ class ProcessGroupBraid final : public c10d::ProcessGroup {
   WorkPtr send(TensorList& t, int dst, int tag) override { return engine_.send(t, dst, tag); }
   WorkPtr recv(TensorList& t, int src, int tag) override { return engine_.recv(t, src, tag); }
   WorkPtr barrier(const c10d::BarrierOptions& o) override { return engine_.barrier(o); }
+  void setSequenceNumberForGroup() override { engine_.resetSequenceNumber(); }
+  uint64_t getSequenceNumberForGroup() override { return engine_.sequenceNumber(); }
   void startCoalescing() override { engine_.startCoalescing(); }
   void endCoalescing(std::vector<WorkPtr>& works) override { engine_.endCoalescing(works); }
 
