@@ -66,7 +66,11 @@ class Group {
 }  // namespace
 
 Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std::chrono::milliseconds timeout)
-    : comm_(std::make_unique<Comm>(store, rank, size, timeout)), queue_(std::make_unique<WorkQueue>()) {
+    : comm_(std::make_unique<Comm>(store, rank, size, timeout)),
+      queue_(std::make_unique<WorkQueue>()),
+      p2p_(std::make_shared<P2pBatch>()) {
+  p2p_->comm = comm_.get();
+  p2p_->queue = queue_.get();
   auto peerTimeout = PeerMonitor::timeoutFromEnv();
   if (size > 1 && peerTimeout.count() > 0) {
     WorkQueue* queue = queue_.get();
@@ -77,6 +81,14 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
 }
 
 Engine::~Engine() {
+  p2p_->flush();
+  {
+    std::lock_guard<std::recursive_mutex> lock(p2p_->mutex);
+    p2p_->queue = nullptr;  // a Work that outlives the group flushes nothing
+  }
+  // Pending operations run first, with the monitor still watching: a peer that is gone
+  // fails them instead of holding this destructor.
+  queue_->drain();
   monitor_.reset();
   if (queue_->abandonIfStuck()) {
     // The worker still waits inside Braid for a peer that is gone: it keeps the
@@ -97,6 +109,21 @@ void Engine::fail(const std::string& reason) {
           "braid: the communicator failed earlier and cannot be used (destroy the process group): " + first)));
 }
 
+void Engine::P2pBatch::flush() {
+  std::lock_guard<std::recursive_mutex> lock(mutex);
+  if (works.empty() || !queue) return;
+  std::vector<c10::intrusive_ptr<BraidWork>> held = std::move(works);
+  std::vector<std::function<void()>> heldRuns = std::move(runs);
+  works.clear();
+  runs.clear();
+  Comm* c = comm;
+  queue->enqueue(std::move(held), [c, heldRuns = std::move(heldRuns)] {
+    c->checkHealthy("send/recv");
+    Group group(*c, "send/recv");
+    for (const auto& run : heldRuns) run();
+  });
+}
+
 WorkPtr Engine::submit(c10d::OpType type, const char* title, TensorList outputs, std::function<void()> run) {
   ++sequence_;
   auto work = c10::make_intrusive<BraidWork>(rank(), type, title, std::move(outputs));
@@ -105,6 +132,17 @@ WorkPtr Engine::submit(c10d::OpType type, const char* title, TensorList outputs,
     coalescing_->runs.push_back(std::move(run));
     return work;
   }
+  if (type == c10d::OpType::SEND || type == c10d::OpType::RECV) {
+    std::weak_ptr<P2pBatch> batch = p2p_;
+    work->setBeforeWait([batch] {
+      if (auto b = batch.lock()) b->flush();
+    });
+    std::lock_guard<std::recursive_mutex> lock(p2p_->mutex);
+    p2p_->works.push_back(work);
+    p2p_->runs.push_back(std::move(run));
+    return work;
+  }
+  p2p_->flush();  // operations keep their order
   Comm* comm = comm_.get();
   queue_->enqueue({work}, [comm, title, run = std::move(run)] {
     comm->checkHealthy(title);
@@ -120,6 +158,7 @@ void Engine::startCoalescing() {
 
 void Engine::endCoalescing(std::vector<WorkPtr>& works) {
   TORCH_CHECK(coalescing_, "braid: endCoalescing called without startCoalescing");
+  p2p_->flush();
   Pending pending = std::move(*coalescing_);
   coalescing_.reset();
   works.assign(pending.works.begin(), pending.works.end());

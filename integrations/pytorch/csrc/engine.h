@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -65,6 +66,20 @@ class Engine {
   void endCoalescing(std::vector<WorkPtr>& works);
 
  private:
+  // Sends and receives are held back until something needs them: a wait on one of their
+  // Works, another operation, or the end of the group. The ones held together then run as
+  // one Braid group, so that two ranks that each isend before they irecv do not wait for
+  // each other's receive (a Braid send may wait for its receiver), as they would if each
+  // call ran alone on the worker.
+  struct P2pBatch {
+    std::recursive_mutex mutex;  // recursive: a failed enqueue completes Works, whose callbacks may flush
+    std::vector<c10::intrusive_ptr<BraidWork>> works;
+    std::vector<std::function<void()>> runs;
+    Comm* comm = nullptr;
+    WorkQueue* queue = nullptr;
+    void flush();
+  };
+
   // Queues `run` (or adds it to the open coalesced group) and returns its Work.
   WorkPtr submit(c10d::OpType type, const char* title, TensorList outputs, std::function<void()> run);
 
@@ -80,6 +95,7 @@ class Engine {
     std::vector<std::function<void()>> runs;
   };
   std::optional<Pending> coalescing_;
+  std::shared_ptr<P2pBatch> p2p_;  // shared: Works reach it after the group is gone
   at::Tensor barrierBuffer_;
   uint64_t sequence_ = 0;  // touched by the calling thread only
 };

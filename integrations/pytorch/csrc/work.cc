@@ -9,7 +9,20 @@ BraidWork::BraidWork(int rank, c10d::OpType type, const char* profilingTitle, st
       outputs_(std::move(outputs)),
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
 
-c10::intrusive_ptr<c10::ivalue::Future> BraidWork::getFuture() { return future_; }
+c10::intrusive_ptr<c10::ivalue::Future> BraidWork::getFuture() {
+  if (beforeWait_) beforeWait_();
+  return future_;
+}
+
+bool BraidWork::isCompleted() {
+  if (beforeWait_) beforeWait_();
+  return c10d::Work::isCompleted();
+}
+
+bool BraidWork::wait(std::chrono::milliseconds timeout) {
+  if (beforeWait_) beforeWait_();
+  return c10d::Work::wait(timeout);
+}
 
 std::vector<at::Tensor> BraidWork::result() { return outputs_; }
 
@@ -59,6 +72,11 @@ void WorkQueue::enqueue(std::vector<c10::intrusive_ptr<BraidWork>> works, std::f
   cv_.notify_one();
 }
 
+void WorkQueue::drain() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [this] { return failed_ || (items_.empty() && !running_); });
+}
+
 std::chrono::steady_clock::duration WorkQueue::busyFor() {
   std::lock_guard<std::mutex> lock(mutex_);
   const Item* oldest = running_ ? &*running_ : (items_.empty() ? nullptr : &items_.front());
@@ -79,6 +97,7 @@ void WorkQueue::failAll(std::exception_ptr error, std::exception_ptr later) {
     for (Item& item : items_) works.insert(works.end(), item.works.begin(), item.works.end());
     items_.clear();
   }
+  idle_.notify_all();
   completeAll(works, error);
 }
 
@@ -115,6 +134,7 @@ void WorkQueue::loop() {
       running_.reset();
     }
     completeAll(works, error);
+    idle_.notify_all();
   }
 }
 

@@ -27,6 +27,12 @@ class BraidWork : public c10d::Work {
 
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
   std::vector<at::Tensor> result() override;
+  bool isCompleted() override;
+  bool wait(std::chrono::milliseconds timeout) override;
+
+  // Runs before wait, isCompleted and getFuture: starts operations held back for batching
+  // (sends and receives; see Engine).
+  void setBeforeWait(std::function<void()> beforeWait) { beforeWait_ = std::move(beforeWait); }
 
   // Called by the worker: completes the Work and its Future (with the output tensors, as
   // DDP's hooks expect), or fails both with `error`.
@@ -35,6 +41,7 @@ class BraidWork : public c10d::Work {
  private:
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::function<void()> beforeWait_;
 };
 
 class WorkQueue {
@@ -48,6 +55,9 @@ class WorkQueue {
   // Queues `run` and completes `works` once it returned or threw (several Works for the
   // operations of one coalesced group). After failAll, completes them at once with its error.
   void enqueue(std::vector<c10::intrusive_ptr<BraidWork>> works, std::function<void()> run);
+
+  // Waits until every queued operation ran, or failAll was called.
+  void drain();
 
   // How long the oldest unfinished operation has been waiting or running; zero when idle.
   std::chrono::steady_clock::duration busyFor();
@@ -74,6 +84,7 @@ class WorkQueue {
 
   std::mutex mutex_;
   std::condition_variable cv_;
+  std::condition_variable idle_;  // notified when an item finished or everything failed
   std::deque<Item> items_;
   std::optional<Item> running_;  // its works, while the worker runs it
   std::exception_ptr failed_;

@@ -204,6 +204,11 @@ def worker(ctx):
     for req in reqs:
         req.wait()
     expect_equal("batch_isend_irecv ring", got, _input(torch, left, torch.float64, 4097))
+    got = torch.empty_like(payload)
+    reqs = [dist.isend(payload, right, group=braid), dist.irecv(got, left, group=braid)]
+    for req in reqs:
+        req.wait()
+    expect_equal("isend and irecv at once", got, _input(torch, left, torch.float64, 4097))
 
     # barrier, and the Work API: wait, is_completed, futures (value and then).
     dist.barrier(group=braid)
