@@ -6,8 +6,9 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config ninja-build
   libgtest-dev libgmock-dev libbenchmark-dev
-  libhwloc-dev libibverbs-dev
+  libhwloc-dev libibverbs-dev libxml2-dev
   iproute2 clang-format python3-matplotlib
+  clang libclang-rt-dev
   # The PyTorch backend (integrations/pytorch) and its example: Debian's CPU torch 1.13,
   # its C++ API, and what the extension and examples/ddp_digits.py build and run with.
   # About 800 MB installed; without them that part is skipped (docs/pytorch.md).

@@ -5,7 +5,8 @@
 #      and every test;
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build, every host test (the
 #      collective matrix in its quick form, without the multi-GiB test);
-#   4. ThreadSanitizer build, the host-path tests (likewise).
+#   4. ThreadSanitizer build, the host-path tests (likewise);
+#   5. libFuzzer targets (clang) for every parser of outside input, each for a bounded time.
 # Sanitizer builds leave CUDA out: they check host code, which is all that runs here.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,18 +20,23 @@ bash scripts/check-format.sh
 step "build"
 bash scripts/build.sh build
 step "tests"
-(cd build && ctest --output-on-failure -j2 --timeout 1200)
+(cd build && ctest --output-on-failure -j2 --timeout 1200 -LE soak)
 
 step "build with AddressSanitizer + UndefinedBehaviorSanitizer"
 bash scripts/build.sh build-asan -DBRAID_SANITIZE=address,undefined -DBRAID_CUDA=OFF -DBRAID_BUILD_TOOLS=ON
 step "tests under ASan + UBSan"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  BRAID_TEST_MATRIX=quick ctest --output-on-failure -j2 --timeout 900 -LE "abi|large")
+  BRAID_TEST_MATRIX=quick BRAID_TEST_INIT_CYCLES=100 BRAID_TEST_ABORT_CYCLES=20 ctest --output-on-failure -j2 --timeout 900 -LE "abi|large|soak")
 
 step "build with ThreadSanitizer"
 bash scripts/build.sh build-tsan -DBRAID_SANITIZE=thread -DBRAID_CUDA=OFF
 step "host-path tests under TSan"
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  BRAID_TEST_MATRIX=quick ctest --output-on-failure -j2 --timeout 900 -L "unit|multiproc" -LE large)
+  BRAID_TEST_MATRIX=quick BRAID_TEST_INIT_CYCLES=100 BRAID_TEST_ABORT_CYCLES=20 ctest --output-on-failure -j2 --timeout 900 -L "unit|multiproc" -LE "large|soak")
+
+step "fuzz targets (clang + libFuzzer, ${BRAID_FUZZ_SECONDS:-20} s each)"
+CC=clang CXX=clang++ BRAID_TARGETS=braid_fuzzers bash scripts/build.sh build-fuzz -DBRAID_FUZZ=ON \
+  -DBRAID_BUILD_TESTS=OFF -DBRAID_BUILD_TOOLS=OFF -DBRAID_CUDA=OFF -DBRAID_FUZZ_SECONDS="${BRAID_FUZZ_SECONDS:-20}"
+(cd build-fuzz && ctest --output-on-failure -L fuzz)
 
 step "all passed"

@@ -28,9 +28,15 @@ inline void publishFailure(const char* fn, Comm* comm, const Status& status) {
   recordLastError(comm && isLiveComm(comm) ? comm : nullptr, message);
 }
 
+// How a call relates to its communicator: most hold it for their length (CommUse), so
+// that destroy and abort from another thread wait for them; destroy and abort themselves
+// must not.
+enum class CommHold { kHold, kNone };
+
 template <typename Body>
-ncclResult_t apiCall(const char* fn, Comm* comm, Body&& body) noexcept {
+ncclResult_t apiCall(const char* fn, Comm* comm, Body&& body, CommHold hold = CommHold::kHold) noexcept {
   try {
+    CommUse use(hold == CommHold::kHold ? comm : nullptr);
     LogRankScope scope(comm && isLiveComm(comm) ? comm->rank : -1);
     BRAID_LOG(LogLevel::Info, kLogCall, "%s", fn);
     Status status = body();

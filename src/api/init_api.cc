@@ -87,18 +87,20 @@ BRAID_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, nccl
 
 BRAID_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
           ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
-  (void)excludeRanksList, (void)excludeRanksCount, (void)newcomm, (void)config, (void)shrinkFlags;
   return api::apiCall("ncclCommShrink", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommShrink"));
-    return api::notImplemented("ncclCommShrink", "use ncclCommSplit to form a communicator of the remaining ranks");
+    BRAID_CHECK(api::checkPointer(newcomm, "ncclCommShrink", "newcomm"));
+    braid::Comm* child = nullptr;
+    Status started = braid::startCommShrink(comm, excludeRanksList, excludeRanksCount, config, shrinkFlags, &child);
+    *newcomm = child;
+    return braid::releaseIfFailed(std::move(started), child, newcomm);
   });
 }
 
 BRAID_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
-  (void)revokeFlags;
   return api::apiCall("ncclCommRevoke", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommRevoke"));
-    return api::notImplemented("ncclCommRevoke", "use ncclCommAbort");
+    return braid::revokeComm(comm, revokeFlags);
   });
 }
 
@@ -125,16 +127,22 @@ BRAID_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
 
 BRAID_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
   if (!comm) return ncclSuccess;  // as NCCL: destroying NULL is a no-op
-  return api::apiCall("ncclCommDestroy", comm, [&]() -> Status {
-    BRAID_CHECK(api::checkComm(comm, "ncclCommDestroy"));
-    return braid::destroyComm(comm, /*abort=*/false);
-  });
+  return api::apiCall(
+      "ncclCommDestroy", comm,
+      [&]() -> Status {
+        BRAID_CHECK(api::checkComm(comm, "ncclCommDestroy"));
+        return braid::destroyComm(comm, /*abort=*/false);
+      },
+      api::CommHold::kNone);
 }
 
 BRAID_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
   if (!comm) return ncclSuccess;
-  return api::apiCall("ncclCommAbort", comm, [&]() -> Status {
-    BRAID_CHECK(api::checkComm(comm, "ncclCommAbort"));
-    return braid::destroyComm(comm, /*abort=*/true);
-  });
+  return api::apiCall(
+      "ncclCommAbort", comm,
+      [&]() -> Status {
+        BRAID_CHECK(api::checkComm(comm, "ncclCommAbort"));
+        return braid::destroyComm(comm, /*abort=*/true);
+      },
+      api::CommHold::kNone);
 }

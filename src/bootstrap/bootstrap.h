@@ -39,6 +39,10 @@ class Bootstrap {
   const std::vector<PeerInfo>& peers() const { return peers_; }
   const SocketAddress& address() const { return listener_.address(); }
   double timeoutSec() const { return timeoutSec_; }
+  // Which flag ends the waits. ncclCommShrink swaps in its own for its exchange: the
+  // communicator's flag is up after a failure, yet the survivors still need to talk.
+  const AbortFlag* abortFlag() const { return abort_; }
+  void setAbortFlag(const AbortFlag* abort) { abort_ = abort; }
 
   // `data` holds nranks blocks of `bytesPerRank`; this rank's block is filled in, the
   // others are received.

@@ -19,6 +19,7 @@
 
 namespace braid {
 class DataPath;
+class Watchdog;
 }  // namespace braid
 
 struct ncclComm {
@@ -43,13 +44,25 @@ struct ncclComm {
   std::atomic<ncclResult_t> asyncError{ncclSuccess};
   braid::AbortFlag abortFlag{false};
   std::atomic<bool> finalized{false};
+  // ncclCommRevoke: operations in flight were stopped; only destroy, abort and shrink
+  // remain allowed.
+  std::atomic<bool> revoked{false};
 
   // The background thread of a non-blocking init, joined by destroy/abort.
   std::thread initThread;
 
-  // The message of the last error this communicator returned (ncclGetLastError(comm)).
+  // API calls inside the communicator right now (CommUse); destroy waits for them.
+  std::atomic<int> activeCalls{0};
+
+  // The message of the last error this communicator returned (ncclGetLastError(comm)),
+  // and, once another rank is known lost, why (what every later call reports).
   std::mutex errorMutex;
   std::string lastError;
+  std::string remoteFailure;
+
+  // Tells the other ranks when this one fails, and this one when another is lost
+  // (declared last: stopped first, before anything its callback touches goes).
+  std::unique_ptr<braid::Watchdog> watchdog;
 };
 
 namespace braid {

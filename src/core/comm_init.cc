@@ -2,15 +2,19 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cinttypes>
+#include <thread>
 
 #include "bootstrap/bootstrap_interface.h"
 #include "bootstrap/root.h"
 #include "braid/version.h"
+#include "core/comm_failure.h"
 #include "core/comm_registry.h"
 #include "core/data_path.h"
 #include "core/group.h"
 #include "core/params.h"
+#include "core/watchdog.h"
 #include "util/env.h"
 #include "util/format.h"
 #include "util/host_identity.h"
@@ -111,6 +115,11 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   comm->layout = RankLayout::fromHostHashes(hashes, request.rank);
 
   BRAID_CHECK(DataPath::create(*comm, &comm->dataPath));
+  if (comm->nranks > 1) {
+    BRAID_CHECK(Watchdog::create(
+        *comm->bootstrap, comm->commHash, params::kWatchdog.get() != 0,
+        [comm](const std::string& reason) { markPeerLost(comm, reason); }, &comm->watchdog));
+  }
   BRAID_INFO(kLogInit, "Braid runs this communicator on host memory: %s", executionModeReason().c_str());
   BRAID_INFO(kLogInit, "%s comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d - Init COMPLETE",
              request.apiName, static_cast<void*>(comm), request.rank, request.nranks, comm->layout.nNodes,
@@ -221,11 +230,52 @@ Status initCommunicator(const char* fn, ncclComm_t* out, int nranks, const ncclU
   return releaseIfFailed(std::move(started), comm, out);
 }
 
+namespace {
+
+// How long ncclCommDestroy lets operations of other threads finish before aborting them,
+// and how long anyone waits for calls to notice an abort (they do within milliseconds;
+// past this something is stuck, and the communicator is leaked rather than freed under it).
+constexpr double kDestroyGraceSeconds = 2;
+constexpr double kAbortWaitSeconds = 30;
+
+bool waitForCalls(Comm* comm, double seconds) {
+  Deadline deadline = Deadline::afterSeconds(seconds);
+  while (comm->activeCalls.load() > 0) {
+    if (deadline.expired()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+std::string selfDescription(Comm* comm) {
+  if (comm->bootstrap) return comm->bootstrap->peers()[static_cast<size_t>(comm->rank)].describe();
+  return strFormat("rank %d", comm->rank);
+}
+
+}  // namespace
+
 Status destroyComm(Comm* comm, bool abort) {
+  if (!unregisterComm(comm)) {
+    return BRAID_ERROR(ncclInvalidArgument, "comm %p is already being destroyed by another thread",
+                       static_cast<void*>(comm));
+  }
+  LogRankScope scope(comm->rank);
+  if (!abort && comm->activeCalls.load() > 0 && !waitForCalls(comm, kDestroyGraceSeconds)) {
+    BRAID_WARN("ncclCommDestroy: %d call(s) of other threads still run on comm %p after %g s; aborting them",
+               comm->activeCalls.load(), static_cast<void*>(comm), kDestroyGraceSeconds);
+    abort = true;
+  }
   if (abort || comm->asyncError.load() == ncclInProgress) comm->abortFlag.store(true);
   if (comm->initThread.joinable()) comm->initThread.join();
-  unregisterComm(comm);
-  LogRankScope scope(comm->rank);
+  // Ranks still waiting for this one hear why at once (no news if it failed already).
+  if (abort && comm->watchdog) comm->watchdog->reportFailure(selfDescription(comm) + " aborted its communicator");
+  if (!waitForCalls(comm, kAbortWaitSeconds)) {
+    BRAID_WARN(
+        "comm %p: %d call(s) did not return %g s after the abort; the communicator is leaked, not freed under "
+        "them",
+        static_cast<void*>(comm), comm->activeCalls.load(), kAbortWaitSeconds);
+    return BRAID_ERROR(ncclInternalError, "calls of other threads did not leave the communicator");
+  }
   BRAID_INFO(kLogInit, "comm %p rank %d nRanks %d - %s COMPLETE", static_cast<void*>(comm), comm->rank, comm->nranks,
              abort ? "Abort" : "Destroy");
   comm->magic = 0;

@@ -51,6 +51,15 @@ Status releaseIfFailed(Status started, Comm* comm, ncclComm_t* out);
 // ncclCommSplit. *out is null for NCCL_SPLIT_NOCOLOR.
 Status startCommSplit(Comm* parent, int color, int key, const ncclConfig_t* config, Comm** out);
 
+// ncclCommShrink: a new communicator of the parent's ranks less `exclude`, made by the
+// survivors alone (the excluded ranks may be dead). NCCL_SHRINK_ABORT stops operations in
+// flight on the parent first.
+Status startCommShrink(Comm* parent, const int* exclude, int excludeCount, const ncclConfig_t* config, int flags,
+                       Comm** out);
+// ncclCommRevoke: stops operations in flight; the communicator then only accepts destroy,
+// abort and shrink.
+Status revokeComm(Comm* comm, int flags);
+
 // Frees the communicator. `abort`: stop whatever is in flight first (ncclCommAbort).
 Status destroyComm(Comm* comm, bool abort);
 

@@ -24,9 +24,21 @@ void registerComm(Comm* comm) {
   registry().live.insert(comm);
 }
 
-void unregisterComm(Comm* comm) {
+bool unregisterComm(Comm* comm) {
   std::lock_guard<std::mutex> lock(registry().mutex);
-  registry().live.erase(comm);
+  return registry().live.erase(comm) > 0;
+}
+
+CommUse::CommUse(Comm* comm) {
+  if (!comm) return;
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  if (registry().live.count(comm) == 0) return;
+  comm->activeCalls.fetch_add(1);
+  comm_ = comm;
+}
+
+CommUse::~CommUse() {
+  if (comm_) comm_->activeCalls.fetch_sub(1);
 }
 
 bool isLiveComm(const Comm* comm) {

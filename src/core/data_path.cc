@@ -1,9 +1,14 @@
 #include "core/data_path.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "algorithms/ring.h"
+#include "core/comm_failure.h"
+#include "core/watchdog.h"
+#include "core/topology_report.h"
 #include "exec/host/coll_dispatch.h"
 #include "exec/host/local_collective.h"
 #include "exec/host/p2p_engine.h"
@@ -24,6 +29,9 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
 
 // How long destroying a communicator waits for data still leaving through the network.
 constexpr double kDrainSeconds = 10;
+
+// How long a failed operation waits for the watchdog to name another rank as the cause.
+constexpr int kVerdictWaitMs = 300;
 
 bool isDataOnly(CollFunc func) { return func == CollFunc::Broadcast || func == CollFunc::AllGather; }
 
@@ -53,6 +61,7 @@ Status DataPath::init() {
   if (comm_.rank == 0) {
     for (const std::string& warning : warnings) BRAID_WARN("%s", warning.c_str());
   }
+  BRAID_CHECK(reportTopologyAtInit(comm_));
   ringOrder_ = buildRingOrder(comm_.layout);
   ringPosition_ = ringPosition(ringOrder_, comm_.rank);
   int maxLocal = 0;
@@ -102,6 +111,23 @@ Status DataPath::finishOperation(Status result) {
     if (!proxyStatus.ok()) result = proxyStatus;  // the root cause, not the waits it aborted
   }
   if (!result.ok()) {
+    std::string lost = peerLostReason(&comm_);
+    // A broken connection is usually a rank that died: its watchdog verdict ("rank 3 is
+    // gone") arrives within moments and says more than "connection reset". Give it a
+    // moment before reporting this failure as our own.
+    for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm_.watchdog; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      lost = peerLostReason(&comm_);
+    }
+    if (!lost.empty()) {
+      // Another rank is gone: that is the cause, not the waits it ended.
+      result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());
+    } else if (comm_.watchdog) {
+      // The cause is here (a timeout, a broken connection): tell the others now, so that
+      // they fail at once instead of waiting for this rank.
+      comm_.watchdog->reportFailure(comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].describe() +
+                                    " failed: " + result.message());
+    }
     comm_.asyncError.store(result.code());
     comm_.abortFlag.store(true);  // the peers' state is unknown now: fail fast from here on
   }
@@ -133,6 +159,7 @@ Status DataPath::execute(CommTasks& tasks) {
   if (!connected.ok()) return finishOperation(connected);
 
   int nRun = std::max(1, std::max(ringChannels, treeChannels));
+  deadlineNs_ = settings_.timeoutSec > 0 ? monotonicNs() + static_cast<int64_t>(settings_.timeoutSec * 1e9) : 0;
   for (const P2pTask& p2p : tasks.p2ps) nRun = std::max(nRun, p2pChannel(p2p.peer) + 1);
   if (proxy_) proxy_->begin();
   Status result = executor_.runChannels(nRun, [&](int c) { return runChannel(c, colls, tasks.p2ps); });
@@ -141,11 +168,14 @@ Status DataPath::execute(CommTasks& tasks) {
 }
 
 Status DataPath::runChannel(int channel, const std::vector<PlannedColl>& colls, const std::vector<P2pTask>& p2ps) {
-  HostExec exec(&comm_.abortFlag, HostWaitPolicy{settings_.spinNs, 2000});
+  HostWaitPolicy policy;
+  policy.spinNs = settings_.spinNs;
+  policy.deadlineNs = deadlineNs_;
+  HostExec exec(&comm_.abortFlag, policy);
   for (const PlannedColl& coll : colls) {
     if (channel >= coll.nChannels) continue;
     if (!runCollOnChannel(exec, channel, coll)) {
-      if (exec.aborted()) return Status(ncclRemoteError, "operation aborted");
+      if (exec.timedOutOn() || exec.aborted()) return waitFailure(exec, channel, collFuncName(coll.task.func));
       return BRAID_ERROR(ncclInternalError, "%s could not run on channel %d", collFuncName(coll.task.func), channel);
     }
   }
@@ -182,7 +212,38 @@ Status DataPath::runChannel(int channel, const std::vector<PlannedColl>& colls, 
     }
   }
   if (transfers.empty()) return okStatus();
-  return runP2pOnHost(exec, transfers);
+  Status moved = runP2pOnHost(exec, transfers);
+  if (!moved.ok() && exec.timedOutOn()) return waitFailure(exec, channel, "send/recv");
+  return moved;
+}
+
+Status DataPath::waitFailure(const HostExec& exec, int channel, const char* what) {
+  const uint64_t* counter = exec.timedOutOn();
+  if (!counter) return Status(ncclRemoteError, strFormat("%s aborted", what));
+  Channel& ch = channels_[static_cast<size_t>(channel)];
+  std::vector<const Connector*> connectors = {ch.ringSend.get(), ch.ringRecv.get(), ch.treeUpSend.get(),
+                                              ch.treeUpRecv.get()};
+  for (int i = 0; i < kMaxTreeChildren; ++i) {
+    connectors.push_back(ch.treeDownSend[i].get());
+    connectors.push_back(ch.treeDownRecv[i].get());
+  }
+  for (const auto& [peer, conn] : ch.p2pSend) connectors.push_back(conn.get());
+  for (const auto& [peer, conn] : ch.p2pRecv) connectors.push_back(conn.get());
+  std::string waitingFor = "for another rank";
+  for (const Connector* conn : connectors) {
+    if (!conn) continue;
+    auto* self = const_cast<Connector*>(conn);
+    std::string peer = comm_.bootstrap->peers()[static_cast<size_t>(conn->peer())].describe();
+    if (&self->recvView()->shared->tail == counter) {
+      waitingFor = "for data from " + peer + " (" + conn->via() + ")";
+    } else if (&self->sendView()->shared->head == counter) {
+      waitingFor = "for " + peer + " to take the data sent to it (" + conn->via() + ")";
+    }
+  }
+  return BRAID_ERROR(ncclRemoteError,
+                     "%s did not complete within BRAID_TIMEOUT=%g s: channel %d was waiting %s; that rank is stuck, "
+                     "stopped or much slower than this one",
+                     what, settings_.timeoutSec, channel, waitingFor.c_str());
 }
 
 bool DataPath::runCollOnChannel(HostExec& exec, int channel, const PlannedColl& coll) {

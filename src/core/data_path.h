@@ -77,6 +77,8 @@ class DataPath {
   bool runCollOnChannel(HostExec& exec, int channel, const PlannedColl& coll);
   bool runLocalCollective(const PlannedColl& coll);
   Status finishOperation(Status result);
+  // Why a channel's waits ended early: the deadline (naming whom it waited for) or an abort.
+  Status waitFailure(const HostExec& exec, int channel, const char* what);
 
   Comm& comm_;
   DataPathSettings settings_;
@@ -90,6 +92,7 @@ class DataPath {
   std::unique_ptr<Proxy> proxy_;
   std::unique_ptr<Transport> net_;
   HostExecutor executor_;
+  int64_t deadlineNs_ = 0;  // of the operation running now (BRAID_TIMEOUT), 0: none
   std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
 };
 

@@ -105,6 +105,7 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks) 
   s.socketThreads = static_cast<int>(params::kSocketNthreads.get(env));
   s.singleCopy = params::kSingleCopy.get(env) != 0;
   s.singleCopyThreshold = static_cast<size_t>(params::kSingleCopyThreshold.get(env));
+  s.timeoutSec = static_cast<double>(params::kTimeout.get(env));
   int64_t spin = params::kSpinNs.get(env);
   // Spinning pays only while every rank of the host has a core of its own.
   s.spinNs = spin >= 0 ? spin : (cores >= localRanks ? 20000 : 1000);
@@ -137,6 +138,7 @@ Status agreeOnSettings(Bootstrap& bootstrap, DataPathSettings* settings) {
   settings->spinNs = local.spinNs;
   settings->singleCopy = local.singleCopy;
   settings->singleCopyThreshold = local.singleCopyThreshold;
+  settings->timeoutSec = local.timeoutSec;
   return okStatus();
 }
 

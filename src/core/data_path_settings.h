@@ -28,6 +28,7 @@ struct DataPathSettings {
   int64_t spinNs = 20000;
   bool singleCopy = true;  // a local matter: each receiver probes its own senders
   size_t singleCopyThreshold = 256 << 10;
+  double timeoutSec = 0;  // BRAID_TIMEOUT, a local matter: 0 waits as long as the peers live
 };
 
 // Reads this rank's settings (local: cores, environment, config).

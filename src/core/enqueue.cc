@@ -26,6 +26,10 @@ Status checkReady(Comm* comm, const char* fn) {
                                    lastErrorText(comm)));
   }
   if (comm->finalized.load()) return BRAID_ERROR(ncclInvalidUsage, "%s: the communicator was finalized", fn);
+  if (comm->revoked.load()) {
+    return BRAID_ERROR(ncclInvalidUsage,
+                       "%s: the communicator was revoked (ncclCommRevoke); shrink, destroy or abort it", fn);
+  }
   return okStatus();
 }
 

@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/comm_registry.h"
 #include "core/data_path.h"
 #include "util/log.h"
 
@@ -95,6 +96,11 @@ CommTasks& groupTasksFor(Comm* comm) {
 
 Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work) {
   auto runOne = [](Comm* comm, CommTasks& tasks) -> Status {
+    CommUse use(comm);  // a group's operations hold their communicators like calls do
+    if (!use.held()) {
+      return BRAID_ERROR(ncclInvalidArgument, "comm %p was destroyed before the ncclGroupEnd that runs its operations",
+                         static_cast<void*>(comm));
+    }
     LogRankScope scope(comm->rank);
     if (!comm->dataPath) return BRAID_ERROR(ncclInvalidUsage, "the communicator is not initialized");
     return comm->dataPath->execute(tasks);

@@ -13,6 +13,11 @@ const StringParam kHostId("NCCL_HOSTID", "", "identity of this host (ranks with 
 const IntParam kBootstrapTimeout("BRAID_BOOTSTRAP_TIMEOUT", 300, 1, 7 * 24 * 3600,
                                  "seconds to wait for all ranks to join, and for each bootstrap exchange");
 
+const IntParam kTimeout("BRAID_TIMEOUT", 0, 0, 7 * 24 * 3600,
+                        "seconds an operation may wait for other ranks before it fails (0: wait as long as they live)");
+const IntParam kWatchdog("BRAID_WATCHDOG", 1, 0, 1,
+                         "1: ranks watch each other (a dead or aborted rank fails the others' calls at once)");
+
 const IntParam kCommBlocking("NCCL_COMM_BLOCKING", 1, 0, 1, "0: communicator calls return ncclInProgress");
 const IntParam kCgaClusterSize("NCCL_CGA_CLUSTER_SIZE", 4, 0, 8, "CUDA cluster size of kernels (sm90+)");
 const IntParam kMinCtas("NCCL_MIN_CTAS", 1, 1, 64, "minimum number of channels (CTAs)");
@@ -40,6 +45,13 @@ const IntParam kSingleCopy("BRAID_SINGLE_COPY", 1, 0, 1,
                            "1: large send/recv between ranks of one host copy once (process_vm_readv) when allowed");
 const IntParam kSingleCopyThreshold("BRAID_SINGLE_COPY_THRESHOLD", 256 << 10, 1, int64_t{1} << 40,
                                     "bytes from which a send/recv over SHM goes by single copy", ParamKind::Size);
+
+const StringParam kTopoFile("NCCL_TOPO_FILE", "",
+                            "topology XML to use instead of detecting the machine (NCCL or hwloc format)");
+const StringParam kTopoDumpFile("NCCL_TOPO_DUMP_FILE", "", "write the detected topology there, in NCCL's XML format");
+const IntParam kTopoDumpFileRank("NCCL_TOPO_DUMP_FILE_RANK", 0, 0, 1 << 30, "the rank that writes NCCL_TOPO_DUMP_FILE");
+const IntParam kPxnDisable("NCCL_PXN_DISABLE", 0, 0, 1,
+                           "1: no PXN paths (GPU -> NVLink peer -> its NIC) in the topology");
 
 const StringParam kDevice("BRAID_DEVICE", "auto", "auto: GPU when usable, else host memory; cpu: always host memory");
 

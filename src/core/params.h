@@ -15,6 +15,10 @@ extern const StringParam kCommId;         // NCCL_COMM_ID
 extern const StringParam kHostId;         // NCCL_HOSTID
 extern const IntParam kBootstrapTimeout;  // BRAID_BOOTSTRAP_TIMEOUT (seconds)
 
+// Reliability.
+extern const IntParam kTimeout;   // BRAID_TIMEOUT (seconds, 0: none)
+extern const IntParam kWatchdog;  // BRAID_WATCHDOG
+
 // Communicator defaults that override ncclConfig_t, as NCCL's do.
 extern const IntParam kCommBlocking;    // NCCL_COMM_BLOCKING
 extern const IntParam kCgaClusterSize;  // NCCL_CGA_CLUSTER_SIZE
@@ -36,6 +40,12 @@ extern const IntParam kSocketNthreads;       // NCCL_SOCKET_NTHREADS
 extern const IntParam kSpinNs;               // BRAID_SPIN_NS
 extern const IntParam kSingleCopy;           // BRAID_SINGLE_COPY
 extern const IntParam kSingleCopyThreshold;  // BRAID_SINGLE_COPY_THRESHOLD
+
+// Topology.
+extern const StringParam kTopoFile;       // NCCL_TOPO_FILE
+extern const StringParam kTopoDumpFile;   // NCCL_TOPO_DUMP_FILE
+extern const IntParam kTopoDumpFileRank;  // NCCL_TOPO_DUMP_FILE_RANK
+extern const IntParam kPxnDisable;        // NCCL_PXN_DISABLE
 
 // Execution mode.
 extern const StringParam kDevice;  // BRAID_DEVICE

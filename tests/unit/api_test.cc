@@ -117,8 +117,35 @@ TEST(Api, SplitOfOneRank) {
 
 TEST(Api, LastErrorPerCommunicator) {
   ncclComm_t comm = makeOneRankComm();
-  EXPECT_EQ(ncclCommRevoke(comm, 0), ncclInvalidUsage);
+  EXPECT_EQ(ncclCommRevoke(comm, 7), ncclInvalidArgument);
   EXPECT_NE(std::string(ncclGetLastError(comm)).find("ncclCommRevoke"), std::string::npos);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, RevokedCommunicatorOnlyShrinksOrEnds) {
+  ncclComm_t comm = makeOneRankComm();
+  float x = 1;
+  EXPECT_EQ(ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT), ncclSuccess) << lastError();
+  EXPECT_EQ(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, nullptr), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("revoked"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, ShrinkChecksItsArguments) {
+  ncclComm_t comm = makeOneRankComm();
+  ncclComm_t sub = nullptr;
+  int self = 0, outside = 3;
+  EXPECT_EQ(ncclCommShrink(comm, &self, 1, &sub, nullptr, NCCL_SHRINK_DEFAULT), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommShrink(comm, &outside, 1, &sub, nullptr, NCCL_SHRINK_DEFAULT), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommShrink(comm, nullptr, 0, &sub, nullptr, 5), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("shrinkFlags=5"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclCommShrink(comm, nullptr, 0, nullptr, nullptr, NCCL_SHRINK_DEFAULT), ncclInvalidArgument);
+  // Excluding nobody from a healthy one-rank communicator gives a one-rank communicator.
+  EXPECT_EQ(ncclCommShrink(comm, nullptr, 0, &sub, nullptr, NCCL_SHRINK_DEFAULT), ncclSuccess) << lastError();
+  int count = 0;
+  EXPECT_EQ(ncclCommCount(sub, &count), ncclSuccess);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(ncclCommDestroy(sub), ncclSuccess);
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 

@@ -1,14 +1,15 @@
-// Notices a peer that is gone while this rank waits for it.
+// Notices a peer that stopped answering while this rank waits for it.
 //
-// Braid reports a peer whose connection closes (sockets), but a collective over shared
-// memory may wait for a dead peer without end until Braid's own detection covers that
-// case. So each rank's monitor thread bumps a heartbeat counter in the process group's
-// store every second and watches its left neighbour's (every rank is watched by one);
-// when an operation has waited longer than the peer timeout and the neighbour's counter
-// has not moved for as long, or the store itself is gone, the monitor fails the group:
-// it posts the reason in the store (the other ranks' monitors read it there), and every
-// pending and later operation fails with that reason. The store is touched three times a
-// second per rank, whatever the group's size.
+// Braid reports a peer that dies (its watchdog, or a closed connection); this is the second
+// line, for a rank that hangs without dying (SIGSTOP, a deadlock in its own code), which
+// Braid reports only with BRAID_TIMEOUT, for BRAID_WATCHDOG=0, and for a lost store. Each
+// rank's monitor thread bumps a heartbeat counter in the process group's store every
+// second and watches its left neighbour's (every rank is watched by one); when an
+// operation has waited longer than the peer timeout and the neighbour's counter has not
+// moved for as long, or the store itself is gone, the monitor fails the group: it posts
+// the reason in the store (the other ranks' monitors read it there), and every pending and
+// later operation fails with that reason. The store is touched three times a second per
+// rank, whatever the group's size.
 #pragma once
 
 #include <chrono>

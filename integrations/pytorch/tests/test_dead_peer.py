@@ -1,8 +1,8 @@
 """A rank killed in the middle of training: the others raise an exception, not hang.
 
-With --transport sockets, Braid itself reports the closed connection; over shared memory
-(the default on one host) the backend's peer monitor notices the silent rank
-(BRAID_TORCH_PEER_TIMEOUT, 5 s here).
+With --transport sockets, Braid reports the closed connection; over shared memory (the
+default on one host) Braid's watchdog reports the dead rank, and the backend's peer
+monitor (BRAID_TORCH_PEER_TIMEOUT, 5 s here) is behind it.
 """
 
 import os

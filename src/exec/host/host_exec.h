@@ -25,6 +25,8 @@ struct HostWaitPolicy {
   // core too), before sleeping on the futex.
   int64_t yieldNs = 100000;
   int64_t sleepSliceUs = 2000;  // futex timeout: how often a sleeper looks at the abort flag
+  // monotonicNs() after which a wait gives up (BRAID_TIMEOUT); 0: none.
+  int64_t deadlineNs = 0;
 };
 
 inline void cpuRelax() {
@@ -87,6 +89,7 @@ class HostExec {
         failed_ = true;
         return false;
       }
+      if (pastDeadline(counter)) return false;
       __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
       uint32_t observed = __atomic_load_n(lowWord(counter), __ATOMIC_SEQ_CST);
       if (!ready()) futexWait(lowWord(counter), observed, policy_.sleepSliceUs);
@@ -111,6 +114,15 @@ class HostExec {
 
   bool failed() const { return failed_; }
   bool aborted() const { return braid::aborted(abort_); }
+  // True once the deadline has passed; remembers `counter` as what was awaited.
+  bool pastDeadline(const uint64_t* counter) {
+    if (!policy_.deadlineNs || monotonicNs() <= policy_.deadlineNs) return false;
+    failed_ = true;
+    timedOutOn_ = counter;
+    return true;
+  }
+  // The counter a wait gave up on when the deadline passed (null: no timeout).
+  const uint64_t* timedOutOn() const { return timedOutOn_; }
 
  private:
   static uint32_t* lowWord(const uint64_t* counter) {
@@ -121,6 +133,7 @@ class HostExec {
   const AbortFlag* abort_;
   HostWaitPolicy policy_;
   bool failed_ = false;
+  const uint64_t* timedOutOn_ = nullptr;
 };
 
 }  // namespace braid

@@ -161,6 +161,7 @@ Status runP2pOnHost(HostExec& exec, std::vector<P2pTransfer>& transfers) {
       continue;
     }
     if (exec.aborted()) return Status(ncclRemoteError, "point-to-point transfer aborted");
+    if (exec.pastDeadline(blockedCounter)) return Status(ncclRemoteError, "point-to-point transfer timed out");
     // Nothing moved: spin a little, then let other threads run, then sleep on the first
     // blocked connection (briefly: another one may be the next to move).
     if (++idle < 256) {

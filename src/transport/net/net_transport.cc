@@ -28,6 +28,7 @@ class NetConnector : public Connector {
     send_.ll = recv_.ll = ll;
     recv_.proxied = true;
     endpoint_.backend = backend;
+    endpoint_.peerRank = peer;
     endpoint_.isSend = isSend;
     endpoint_.shared = shared;
     endpoint_.slots = simple.base;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "exec/host/host_exec.h"
+#include "util/format.h"
 #include "util/log.h"
 
 namespace braid {
@@ -162,6 +163,7 @@ void Proxy::loop() {
       moved |= progress(*e, &error);
       busy |= hasUnsentData(*e);
       if (!error.ok()) {
+        error.addContext(strFormat("network connection %s rank %d", e->isSend ? "to" : "from", e->peerRank));
         fail(std::move(error));
         break;
       }

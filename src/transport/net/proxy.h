@@ -37,6 +37,7 @@ struct NetEndpoint {
   uint32_t strideBytes = 0;
   void* memHandle = nullptr;
   std::string peer;
+  int peerRank = -1;  // for messages: which rank the connection leads to
   // Proxy-private progress.
   uint64_t posted = 0;
   uint64_t completed = 0;

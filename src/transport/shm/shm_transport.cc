@@ -65,6 +65,11 @@ Status ShmTransport::connectSend(const ConnRequest& request, const std::vector<u
                        "NCCL_BUFFSIZE settings across ranks?)",
                        request.peer);
   }
+  // Only Braid's own segments: a corrupted or hostile handle must not open anything else.
+  if (name.rfind("/braid-", 0) != 0 || name.find('/', 1) != std::string::npos || name.find("..") != std::string::npos) {
+    return BRAID_ERROR(ncclRemoteError, "rank %d's SHM connection handle names '%s', not a Braid segment", request.peer,
+                       name.c_str());
+  }
   ShmSegment segment;
   BRAID_CHECK(ShmSegment::attach(name, bytes, &segment));
   auto connector = std::make_unique<ShmConnector>(true, request.peer, sizes_, std::move(segment));

@@ -1,0 +1,140 @@
+// braid-topo: text and JSON output over the fixtures, --dump round trip, errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "run_command.h"
+
+namespace braid::test {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(BRAID_TOPO_FIXTURES) + "/" + name; }
+
+CommandResult topo(std::vector<std::string> args) {
+  args.insert(args.begin(), BRAID_TOPO_PATH);
+  return runCommand(args, 60);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(BraidTopo, PrintsGraphPathsChannelsAndPredictions) {
+  CommandResult r = topo({"--xml", fixture("dgx_a100.xml"), "--nodes", "2"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "8 GPUs (sm 80), 8 NICs (8 ports), 4 PCI switches, NVSwitch")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Paths (type/GB/s)"));
+  EXPECT_TRUE(contains(r.out, "NVL/240"));
+  EXPECT_TRUE(contains(r.out, "Pattern 4, crossNic 0, nChannels 8"));
+  // Channel 0 enters at GPU 0 and leaves from GPU 1: both beside mlx5_0 (rail-local).
+  EXPECT_TRUE(contains(r.out, "Channel 00/08 : 0 2 3 4 5 6 7 1 8 10 11 12 13 14 15 9 (in mlx5_0, out mlx5_0)"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "Trees [0]"));
+  EXPECT_TRUE(contains(r.out, "AllReduce    1 GiB"));
+}
+
+TEST(BraidTopo, JsonHasEveryPart) {
+  CommandResult r = topo({"--xml", fixture("pcie_4gpu_1nic.xml"), "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  for (const char* key :
+       {"\"nodes\"", "\"links\"", "\"paths\"", "\"search\"", "\"channels\"", "\"allreduce\"", "\"busbw_gbs\""}) {
+    EXPECT_TRUE(contains(r.out, key)) << key;
+  }
+  EXPECT_EQ(r.out.front(), '{');
+}
+
+TEST(BraidTopo, DumpReloadsToTheSameOutput) {
+  std::string dump = ::testing::TempDir() + "braid_topo_test_" + std::to_string(getpid()) + ".xml";
+  CommandResult first = topo({"--xml", fixture("messy.xml"), "--dump", dump});
+  ASSERT_EQ(first.exitCode, 0) << first.describe();
+  CommandResult second = topo({"--xml", dump, "--dump", dump + ".2"});
+  ASSERT_EQ(second.exitCode, 0) << second.describe();
+  std::ifstream a(dump), b(dump + ".2");
+  std::stringstream sa, sb;
+  sa << a.rdbuf();
+  sb << b.rdbuf();
+  EXPECT_EQ(sa.str(), sb.str());
+  EXPECT_TRUE(contains(sa.str(), "<system version=\"1\">"));
+  std::remove(dump.c_str());
+  std::remove((dump + ".2").c_str());
+}
+
+TEST(BraidTopo, HostOnlyMachine) {
+  CommandResult r = topo({"--xml", fixture("host_only.xml")});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "0 GPUs"));
+  EXPECT_TRUE(contains(r.out, "no GPU in the topology"));
+}
+
+TEST(BraidTopo, LiveMachineWorks) {
+  CommandResult r = topo({});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "Topology from the live machine")) << r.out;
+}
+
+TEST(BraidTopo, MalformedFileIsAnErrorWithFileAndLine) {
+  std::string bad = ::testing::TempDir() + "braid_topo_bad_" + std::to_string(getpid()) + ".xml";
+  {
+    std::ofstream out(bad);
+    out << "<system version=\"1\">\n<cpu numaid=\"0\">\n<pci busid=\"0000:01:00.0\" link_width=\"x\"/>\n</cpu>\n"
+           "</system>\n";
+  }
+  CommandResult r = topo({"--xml", bad});
+  std::remove(bad.c_str());
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, bad + ":3: <pci link_width=\"x\">: not a number")) << r.err;
+}
+
+TEST(BraidTopo, BadOptions) {
+  EXPECT_EQ(topo({"--nodes", "0"}).exitCode, 2);
+  EXPECT_EQ(topo({"--bogus"}).exitCode, 2);
+  EXPECT_EQ(topo({"--xml"}).exitCode, 2);
+  CommandResult help = topo({"--help"});
+  EXPECT_EQ(help.exitCode, 0);
+  EXPECT_TRUE(contains(help.out, "--nodes N"));
+}
+
+// The same lines in the INFO log of a communicator's init (NCCL_TOPO_FILE given).
+TEST(TopologyAtInit, InfoLogShowsTopologyRingsAndPredictions) {
+  CommandResult r = runCommand({"env", "NCCL_DEBUG=INFO", "NCCL_TOPO_FILE=" + fixture("dgx_a100.xml"), BRAIDRUN_PATH,
+                                "-n", "2", BRAID_HELLO_PATH},
+                               60);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::string all = r.out + r.err;
+  EXPECT_TRUE(contains(all, "NCCL INFO Topology from " + fixture("dgx_a100.xml") + ": 2 CPUs, 8 GPUs")) << all;
+  EXPECT_TRUE(contains(all, "NCCL INFO Pattern 4, crossNic 0, nChannels 6")) << all;
+  EXPECT_TRUE(contains(all, "NCCL INFO Channel 00/06 : 0 1 2 3 4 5 6 7")) << all;
+  EXPECT_TRUE(contains(all, "NCCL INFO Trees [0]")) << all;
+  EXPECT_TRUE(contains(all, "predicted busBw")) << all;
+}
+
+TEST(TopologyAtInit, MalformedTopoFileFailsInitWithFileAndLine) {
+  std::string bad = ::testing::TempDir() + "braid_topo_init_bad_" + std::to_string(getpid()) + ".xml";
+  {
+    std::ofstream out(bad);
+    out << "<system>\n<cpu numaid=\"x\"/>\n</system>\n";
+  }
+  CommandResult r = runCommand({"env", "NCCL_TOPO_FILE=" + bad, BRAIDRUN_PATH, "-n", "2", BRAID_HELLO_PATH}, 60);
+  std::remove(bad.c_str());
+  EXPECT_NE(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out + r.err, "NCCL_TOPO_FILE: " + bad + ":2: <cpu numaid=\"x\">: not a number"))
+      << r.describe();
+}
+
+TEST(TopologyAtInit, DumpFileIsWritten) {
+  std::string dump = ::testing::TempDir() + "braid_topo_init_dump_" + std::to_string(getpid()) + ".xml";
+  CommandResult r = runCommand({"env", "NCCL_TOPO_FILE=" + fixture("pcie_4gpu_1nic.xml"), "NCCL_TOPO_DUMP_FILE=" + dump,
+                                BRAIDRUN_PATH, "-n", "2", BRAID_HELLO_PATH},
+                               60);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::ifstream in(dump);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(dump.c_str());
+  EXPECT_TRUE(contains(text.str(), "<gpu dev=\"3\" sm=\"75\""));
+}
+
+}  // namespace
+}  // namespace braid::test

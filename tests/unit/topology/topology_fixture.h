@@ -1,0 +1,21 @@
+// Helpers shared by the topology tests: loading a fixture, finding nodes by name.
+#pragma once
+
+#include <string>
+
+#include "topology/graph.h"
+#include "topology/paths.h"
+
+namespace braid::test {
+
+std::string fixturePath(const std::string& name);
+// Loads tests/fixtures/topology/<name>; fails the test (and returns an empty graph) on error.
+TopoGraph loadFixture(const std::string& name);
+// The node of GPU `dev`, of the port named `name` (port 1 unless given); -1 when absent.
+int gpuNode(const TopoGraph& g, int dev);
+int netNode(const TopoGraph& g, const std::string& name, int port = -1);
+// Path type between GPU devs / GPU dev and port name.
+PathType gpuPath(const TopoGraph& g, const TopoPaths& p, int from, int to);
+PathType gpuNetPath(const TopoGraph& g, const TopoPaths& p, int gpu, const std::string& net);
+
+}  // namespace braid::test

@@ -1,0 +1,152 @@
+// braid-topo: prints the topology of this machine (or of an NCCL / hwloc XML file), the
+// path matrix, the rings and trees of every channel for N such nodes, and the AllReduce
+// bus bandwidth the model predicts. See docs/topology.md.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "topology/detect.h"
+#include "topology/nccl_xml.h"
+#include "topology/report.h"
+#include "util/format.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: braid-topo [options]\n"
+    "  --xml FILE      read FILE (NCCL topology XML, or an hwloc export) instead of this machine\n"
+    "  --nodes N       rings and trees across N nodes like this one (default 1)\n"
+    "  --channels N    search at most N channels (1-64, default 16)\n"
+    "  --cross-nic     let a channel leave a node by another port than it entered by\n"
+    "  --no-pxn        no PXN paths (GPU -> NVLink peer -> its NIC)\n"
+    "  --algo S        restrict algorithms as NCCL_ALGO does (e.g. ring, tree)\n"
+    "  --proto S       restrict protocols as NCCL_PROTO does (e.g. simple, ll)\n"
+    "  --dump FILE     write the topology in NCCL's XML format (what NCCL_TOPO_FILE reads)\n"
+    "  --json          print one JSON document instead of text\n"
+    "  --sysfs DIR     read network devices from DIR instead of /sys (live machine only)\n"
+    "  --help          this text\n";
+
+struct Options {
+  std::string xml, dump, algo, proto, sysfs = "/sys";
+  int nodes = 1;
+  int channels = 16;
+  bool json = false, pxn = true, crossNic = false;
+};
+
+bool parseCount(const char* text, int lo, int hi, int* out) {
+  int v = 0;
+  if (!braid::parseDecimal(std::string_view(text), &v) || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+// 0: parsed; 1: bad usage (reported); 2: --help.
+int parseArgs(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char** out) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "braid-topo: %s needs a value\n%s", a.c_str(), kUsage);
+        return false;
+      }
+      *out = argv[++i];
+      return true;
+    };
+    const char* v = nullptr;
+    if (a == "--help" || a == "-h") return 2;
+    if (a == "--json") {
+      o->json = true;
+    } else if (a == "--no-pxn") {
+      o->pxn = false;
+    } else if (a == "--cross-nic") {
+      o->crossNic = true;
+    } else if (a == "--xml" || a == "--dump" || a == "--algo" || a == "--proto" || a == "--sysfs") {
+      if (!value(&v)) return 1;
+      std::string* target = a == "--xml"     ? &o->xml
+                            : a == "--dump"  ? &o->dump
+                            : a == "--algo"  ? &o->algo
+                            : a == "--proto" ? &o->proto
+                                             : &o->sysfs;
+      *target = v;
+    } else if (a == "--nodes" || a == "--channels") {
+      if (!value(&v)) return 1;
+      bool nodes = a == "--nodes";
+      if (!parseCount(v, 1, nodes ? 65536 : 64, nodes ? &o->nodes : &o->channels)) {
+        std::fprintf(stderr, "braid-topo: %s %s: expected a number from 1 to %d\n", a.c_str(), v, nodes ? 65536 : 64);
+        return 1;
+      }
+    } else {
+      std::fprintf(stderr, "braid-topo: unknown option %s\n%s", a.c_str(), kUsage);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void printSection(const char* title, const std::vector<std::string>& lines) {
+  if (lines.empty()) return;
+  std::printf("\n%s\n", title);
+  for (const std::string& line : lines) std::printf("  %s\n", line.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  int parsed = parseArgs(argc, argv, &o);
+  if (parsed == 2) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (parsed != 0) return 2;
+
+  braid::AlgoProtoPolicy policy;
+  std::vector<std::string> warnings;
+  if (!braid::parseAlgoPolicy(o.algo, &policy, &warnings).ok() ||
+      !braid::parseProtoPolicy(o.proto, &policy, &warnings).ok()) {
+    return 2;
+  }
+  for (const std::string& w : warnings) std::fprintf(stderr, "braid-topo: %s\n", w.c_str());
+
+  braid::DetectSettings detect;
+  detect.topoFile = o.xml;
+  detect.sysfsRoot = o.sysfs;
+  braid::TopoGraph graph;
+  braid::Status s = braid::detectTopology(detect, &graph);
+  if (!s.ok()) {
+    std::fprintf(stderr, "braid-topo: %s\n", s.message().c_str());
+    return 1;
+  }
+  if (!o.dump.empty()) {
+    s = braid::writeNcclTopologyFile(graph, o.dump);
+    if (!s.ok()) {
+      std::fprintf(stderr, "braid-topo: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
+  braid::SearchSettings search;
+  search.nNodes = o.nodes;
+  search.maxChannels = o.channels;
+  search.crossNic = o.crossNic;
+  braid::PathOptions pathOptions;
+  pathOptions.pxn = o.pxn;
+  braid::TopoReport report;
+  s = braid::analyzeTopology(std::move(graph), search, pathOptions, policy, &report);
+  if (!s.ok()) {
+    std::fprintf(stderr, "braid-topo: %s\n", s.message().c_str());
+    return 1;
+  }
+  if (o.json) {
+    std::fputs(braid::reportJson(report).c_str(), stdout);
+    return 0;
+  }
+  for (const std::string& line : braid::summaryLines(report.graph)) std::printf("%s\n", line.c_str());
+  printSection("Graph (node : link type/GB/s -> node)", braid::graphLines(report.graph));
+  printSection("Paths (type/GB/s)", braid::pathMatrixLines(report));
+  printSection(braid::strFormat("Channels for %d node(s)", o.nodes).c_str(), braid::channelLines(report));
+  printSection("Predicted AllReduce bus bandwidth", braid::predictionLines(report));
+  if (!o.dump.empty()) std::printf("\nWrote %s\n", o.dump.c_str());
+  return 0;
+}
