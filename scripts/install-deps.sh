@@ -10,6 +10,10 @@ packages=(
   libhwloc-dev libibverbs-dev libxml2-dev
   iproute2 clang-format python3-matplotlib
   clang libclang-rt-dev
+  # The PyTorch backend (integrations/pytorch) and its example: Debian's CPU torch 1.13,
+  # its C++ API, and what the extension and examples/ddp_digits.py build and run with.
+  # About 800 MB installed; without them that part is skipped (docs/pytorch.md).
+  python3-torch libtorch-dev python3-dev pybind11-dev python3-sklearn
 )
 if [ "${1:-}" = "--rxe" ]; then
   # QEMU and an initramfs toolbox for the guest; the rxe provider of libibverbs.

@@ -1,0 +1,101 @@
+"""init_process_group("braid") as the default group, in 1 and 3 processes; the store's
+timeout bounds init when a rank never comes."""
+
+import datetime
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+CHILD = r'''
+import datetime, os, sys, socket, time
+import torch, torch.distributed as dist
+import braid_torch
+rank, world, port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+timeout = datetime.timedelta(seconds=float(sys.argv[4]))
+if len(sys.argv) > 5:
+    # A braid group that rank `absent` never joins: the others' init fails within `timeout`.
+    absent = int(sys.argv[5])
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    if rank == absent:
+        time.sleep(3 * timeout.total_seconds())
+        os._exit(0)
+    start = time.monotonic()
+    try:
+        dist.new_group(backend="braid", timeout=timeout)
+    except RuntimeError as e:
+        print(f"INIT FAILED after {time.monotonic() - start:.1f} s: {e}", flush=True)
+        os._exit(3)
+    print("INIT SUCCEEDED without rank", absent, flush=True)
+    os._exit(0)
+start = time.monotonic()
+try:
+    dist.init_process_group("braid", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                            timeout=timeout)
+except RuntimeError as e:
+    print(f"INIT FAILED after {time.monotonic() - start:.1f} s: {e}", flush=True)
+    sys.exit(3)
+assert dist.get_backend() == "braid", dist.get_backend()
+x = torch.full((5,), float(rank + 1))
+dist.all_reduce(x)
+assert torch.equal(x, torch.full((5,), world * (world + 1) / 2)), x
+dist.barrier()
+dist.destroy_process_group()
+print(f"rank {rank}/{world} ok", flush=True)
+'''
+
+
+def launch(world, ranks, timeout_s, extra=(), absent=None):
+    """Runs the ranks; returns [(exit code, output)]. The absent rank is killed as soon as
+    the others are done."""
+    port = harness._free_port()
+    procs = [subprocess.Popen([sys.executable, "-c", CHILD, str(r), str(world), str(port), str(timeout_s)] + list(extra),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for r in ranks]
+    out = [None] * len(procs)
+    order = [i for i in range(len(procs)) if ranks[i] != absent] + [i for i in range(len(procs)) if ranks[i] == absent]
+    for i in order:
+        p = procs[i]
+        if ranks[i] == absent:
+            p.kill()
+        try:
+            text, _ = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            text, _ = p.communicate()
+            text += "\n(killed after 120 s)"
+        out[i] = (p.returncode, text)
+    return out
+
+
+def main():
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        print(f"SKIP: torch is not importable ({e})")
+        return harness.SKIP
+    failures = []
+    for world in (1, 3):  # 2 ranks: the example's test
+        for rank, (code, text) in enumerate(launch(world, range(world), 60)):
+            if code != 0:
+                failures.append(f"world {world} rank {rank} exited {code}:\n{text}")
+    # One rank of 2 never makes the braid group: the other's init (rank 0 serving the id, or
+    # rank 1 waiting for it) fails within the group's timeout of 4 s, saying why.
+    for absent in (1, 0):
+        start = time.monotonic()
+        results = launch(2, [0, 1], 4, [str(absent)], absent=absent)
+        took = time.monotonic() - start
+        code, text = results[1 - absent]
+        if code != 3 or took > 30:
+            failures.append(f"rank {absent} absent: the other exited {code} after {took:.0f} s:\n{text}")
+        else:
+            print(f"rank {absent} absent: {text.strip().splitlines()[-1]}")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
