@@ -174,12 +174,13 @@ Status IbSendComm::isend(const void* data, size_t bytes, uint32_t tag, IbMemoryR
   IbRequest& req = requests_[slot];
   if (req.used) return okStatus();
   // The receiver writes the record; its index tells that the whole record is there.
-  const volatile IbCts* line = &fifo_[slot];
-  if (line->index != sequence_ + 1) {
+  // The NIC writes the record; an acquire load of its index orders the reads of the
+  // other fields after it (no standalone fence: ThreadSanitizer cannot model those).
+  if (__atomic_load_n(&fifo_[slot].index, __ATOMIC_ACQUIRE) != sequence_ + 1) {
     BRAID_CHECK(poll());  // drain completions while waiting
     return okStatus();
   }
-  std::atomic_thread_fence(std::memory_order_acquire);
+  const volatile IbCts* line = &fifo_[slot];
   IbCts cts;
   cts.addr = line->addr;
   cts.size = line->size;
