@@ -59,6 +59,12 @@ BRAID_CHILD_SCENARIO(fault) {
   size_t count = std::strtoull(ctx.args[4].c_str(), nullptr, 10);
   int rank = ctx.index;
 
+  // Process-wide state that outlives communicators (a sanitizer's own background thread,
+  // started with the first thread) is made before the snapshot, by a one-rank round.
+  ncclComm_t warm = nullptr;
+  int device = 0;
+  CHILD_OK(ncclCommInitAll(&warm, 1, &device));
+  CHILD_OK(ncclCommDestroy(warm));
   ProcessResources before = ProcessResources::now();
   ncclComm_t comm = nullptr;
   CHILD_OK(ncclCommInitRank(&comm, nranks, id, rank));
