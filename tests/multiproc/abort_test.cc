@@ -13,25 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "fault_helpers.h"
 #include "multiproc_util.h"
 #include "process_resources.h"
 
 namespace braid::test {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-void stopSelfUntilKilled(int seconds) {
-  pid_t self = getpid();
-  if (fork() == 0) {
-    sleep(static_cast<unsigned>(seconds));
-    kill(self, SIGKILL);
-    _exit(0);
-  }
-  raise(SIGSTOP);
-}
 
 // args: id, "abort" or "destroy". Rank 1 stops after one all-reduce; rank 0's second
 // all-reduce waits for it (no BRAID_TIMEOUT) until the main thread aborts or destroys the

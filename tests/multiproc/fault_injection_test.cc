@@ -15,27 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "fault_helpers.h"
 #include "multiproc_util.h"
 #include "process_resources.h"
 
 namespace braid::test {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// A stopped process cannot end itself: a forked helper kills it later, so that no test
-// leaves a stopped rank behind. (The helper only sleeps and calls kill: safe after fork.)
-void stopSelfUntilKilled(int seconds) {
-  pid_t self = getpid();
-  if (fork() == 0) {
-    sleep(static_cast<unsigned>(seconds));
-    kill(self, SIGKILL);
-    _exit(0);
-  }
-  raise(SIGSTOP);
-}
 
 // The faults a victim rank can suffer.
 enum class Fault { KillBefore, KillDuring, StopDuring, AbortDuring };
