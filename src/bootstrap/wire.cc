@@ -37,6 +37,13 @@ Status malformed(const char* what) {
                      what);
 }
 
+// The fewest bytes one encoded PeerInfo can take (every string empty). A peer count larger
+// than what is left divided by this cannot be honest, and checking it before resize() keeps
+// a hostile count from allocating gigabytes of empty PeerInfos.
+constexpr size_t kMinPeerWireBytes = 4 + 8 + 4 + 4 + 4 + 4 + SocketAddress::kWireBytes + 4;
+
+bool countFits(const ByteReader& r, uint32_t count) { return count <= r.left() / kMinPeerWireBytes; }
+
 bool plausibleCounts(int32_t nranks, int32_t nIds, int32_t idIndex) {
   return nranks >= 1 && nranks <= kMaxRanks && nIds >= 1 && nIds <= nranks && idIndex >= 0 && idIndex < nIds;
 }
@@ -149,7 +156,7 @@ Status decodeSliceJoin(const std::vector<uint8_t>& bytes, SliceJoin* out) {
   uint32_t count = 0;
   if (!r.u32(&slice.protocol) || slice.protocol != kProtocolVersion || !r.i32(&slice.nranks) || !r.i32(&slice.nIds) ||
       !r.i32(&slice.idIndex) || !r.u32(&count) || !plausibleCounts(slice.nranks, slice.nIds, slice.idIndex) ||
-      count > static_cast<uint32_t>(slice.nranks)) {
+      count > static_cast<uint32_t>(slice.nranks) || !countFits(r, count)) {
     return malformed("slice-join");
   }
   slice.peers.resize(count);
@@ -188,7 +195,9 @@ Status decodeJoinReply(const std::vector<uint8_t>& bytes, int maxRanks, JoinRepl
     return okStatus();
   }
   uint32_t count = 0;
-  if (!r.u32(&count) || count > static_cast<uint32_t>(maxRanks)) return malformed("join reply");
+  if (!r.u32(&count) || count > static_cast<uint32_t>(maxRanks) || !countFits(r, count)) {
+    return malformed("join reply");
+  }
   reply.peers.resize(count);
   for (PeerInfo& p : reply.peers) {
     if (!decodePeer(r, &p)) return malformed("join reply");
