@@ -15,6 +15,7 @@
 #include "core/group.h"
 #include "core/params.h"
 #include "core/watchdog.h"
+#include "util/cuda_pointer.h"
 #include "util/env.h"
 #include "util/format.h"
 #include "util/host_identity.h"
@@ -91,6 +92,7 @@ Comm* allocateComm(int rank, int nranks, const CommConfig& config) {
 Status runCommInit(Comm* comm, const InitRequest& request) {
   LogRankScope scope(request.rank);
   logVersionOnce();
+  refreshCudaPointerProbe();
   const UniqueIdContents& myRoot =
       request.ids[rootIndexOfRank(request.rank, request.nranks, static_cast<int>(request.ids.size()))];
   comm->commHash = fnv1a64(request.ids[0].secret.data(), request.ids[0].secret.size());

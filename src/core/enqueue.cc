@@ -6,6 +6,7 @@
 #include "core/group.h"
 #include "core/last_error.h"
 #include "kernels/reduce/numeric_types.h"
+#include "util/cuda_pointer.h"
 #include "util/format.h"
 #include "util/log.h"
 
@@ -49,6 +50,13 @@ Status checkRank(int value, int nranks, const char* fn, const char* what) {
 
 Status checkBuffer(const void* buffer, size_t count, const char* fn, const char* what) {
   if (!buffer && count > 0) return BRAID_ERROR(ncclInvalidArgument, "%s: %s is NULL with count %zu", fn, what, count);
+  if (buffer && count > 0 && cudaPointerKind(buffer) == PointerKind::Device) {
+    return BRAID_ERROR(ncclInvalidArgument,
+                       "%s: %s (%p) is GPU device memory, but Braid runs this communicator in host mode and "
+                       "its CPU cannot read that buffer (Braid's GPU mode is not built yet): pass host memory "
+                       "(pinned or CUDA managed memory works too)",
+                       fn, what, buffer);
+  }
   return okStatus();
 }
 

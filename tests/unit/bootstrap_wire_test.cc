@@ -136,8 +136,8 @@ TEST(Wire, RandomBytesNeverCrashTheDecoders) {
 // The fuzzer's find: a 21-byte slice join claiming 16 Mi peers made the decoder allocate
 // 4 GB of empty PeerInfos before noticing the message was too short to hold them.
 TEST(Wire, PeerCountLargerThanTheMessageIsRejectedBeforeAllocating) {
-  const std::vector<uint8_t> sliceJoin = {0x01, 0, 0, 0, 0, 0, 0, 0x01, 0x41, 0x01, 0,
-                                          0,    0x01, 0, 0, 0, 0, 0, 0, 0x01, 0x41};
+  const std::vector<uint8_t> sliceJoin = {0x01, 0,    0, 0, 0, 0, 0, 0x01, 0x41, 0x01, 0,
+                                          0,    0x01, 0, 0, 0, 0, 0, 0,    0x01, 0x41};
   SliceJoin slice;
   EXPECT_EQ(decodeSliceJoin(sliceJoin, &slice).code(), ncclInternalError);
   const std::vector<uint8_t> reply = {1, 0xff, 0xff, 0xff, 0x00};
