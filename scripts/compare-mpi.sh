@@ -6,9 +6,18 @@
 #   scripts/compare-mpi.sh [RANKS=2] [MINBYTES=1M] [MAXBYTES=256M] [REPEAT=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# Sizes may carry K, M or G (as all_reduce_perf's do); the MPI program wants plain bytes.
+bytes() {
+  case $1 in
+    *[kK]) echo $((${1%?} << 10)) ;;
+    *[mM]) echo $((${1%?} << 20)) ;;
+    *[gG]) echo $((${1%?} << 30)) ;;
+    *) echo "$1" ;;
+  esac
+}
 ranks=${1:-2}
-minb=${2:-1048576}
-maxb=${3:-268435456}
+minb=$(bytes "${2:-1M}")
+maxb=$(bytes "${3:-256M}")
 repeat=${4:-3}
 command -v mpicc >/dev/null || { echo "compare-mpi: needs mpicc and mpirun (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 1; }
 work=$(mktemp -d)
