@@ -14,8 +14,20 @@ BRAID_API(ncclResult_t, ncclGroupEnd, void) {
 }
 
 BRAID_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
-  (void)simInfo;
   return api::apiCall("ncclGroupSimulateEnd", nullptr, [&]() -> Status {
-    return api::notImplemented("ncclGroupSimulateEnd", "the tuning model cannot be queried yet");
+    BRAID_CHECK(api::checkPointer(simInfo, "ncclGroupSimulateEnd", "simInfo"));
+    // The caller's struct must come from NCCL_SIM_INFO_INITIALIZER: its size and magic
+    // say which fields it has (only estimatedTime so far).
+    ncclSimInfo_t initializer = NCCL_SIM_INFO_INITIALIZER;
+    if (simInfo->magic != initializer.magic || simInfo->size < sizeof(ncclSimInfo_t)) {
+      return BRAID_ERROR(ncclInvalidArgument,
+                         "ncclGroupSimulateEnd: simInfo was not set with NCCL_SIM_INFO_INITIALIZER (size %zu, magic "
+                         "0x%x)",
+                         simInfo->size, simInfo->magic);
+    }
+    float estimatedUs = 0;
+    BRAID_CHECK(braid::groupSimulateEnd(&estimatedUs));
+    simInfo->estimatedTime = estimatedUs;
+    return braid::okStatus();
   });
 }

@@ -20,18 +20,16 @@ BRAID_API(ncclResult_t, ncclMemFree, void* ptr) {
 }
 
 BRAID_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size_t size, void** handle) {
-  (void)buff, (void)size, (void)handle;
   return api::apiCall("ncclCommRegister", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommRegister"));
-    return api::notImplemented("ncclCommRegister", "buffer registration comes with GPU mode");
+    return comm->registrations.add(buff, size, handle);
   });
 }
 
 BRAID_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle) {
-  (void)handle;
   return api::apiCall("ncclCommDeregister", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommDeregister"));
-    return api::notImplemented("ncclCommDeregister", "buffer registration comes with GPU mode");
+    return comm->registrations.remove(handle);
   });
 }
 

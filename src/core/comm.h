@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "core/buffer_registry.h"
 #include "core/comm_config.h"
 #include "core/rank_layout.h"
 #include "core/red_op_registry.h"
@@ -38,6 +39,7 @@ struct ncclComm {
   // Channels, transports and executor (declared after the bootstrap: destroyed before it).
   std::unique_ptr<braid::DataPath> dataPath;
   braid::RedOpRegistry redOps;
+  braid::BufferRegistry registrations;  // ncclCommRegister
 
   // ncclInProgress while a non-blocking init (or other background work) runs, then
   // ncclSuccess or the error that ended it.

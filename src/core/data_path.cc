@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include "algorithms/ring.h"
@@ -103,6 +104,30 @@ Status DataPath::plan(const CollTask& task, PlannedColl* out) {
               algorithmName(planned.algo), protocolName(planned.proto), planned.nChannels, choice.predictedUs);
   *out = planned;
   return okStatus();
+}
+
+double DataPath::predictUs(const CommTasks& tasks) const {
+  double total = 0;
+  for (const CollTask& task : tasks.colls) {
+    if (comm_.nranks == 1) continue;  // a local copy: nothing the model describes
+    size_t bytes = modelBytes(task, comm_.nranks, dataTypeSize(task.type));
+    total += chooseAlgorithm(task.func, bytes, tuning_, policy_).predictedUs;
+  }
+  // Transfers to different peers overlap; those to one peer in one direction queue up.
+  std::map<std::pair<int, bool>, size_t> bytesPerPeer;
+  for (const P2pTask& p2p : tasks.p2ps) {
+    if (p2p.peer != comm_.rank) bytesPerPeer[{p2p.peer, p2p.isSend}] += p2p.bytes;
+  }
+  double p2pUs = 0;
+  for (const auto& [peer, bytes] : bytesPerPeer) {
+    TuningInputs link = tuning_;
+    link.nNodes = comm_.layout.nodeOfRank[static_cast<size_t>(peer.first)] ==
+                          comm_.layout.nodeOfRank[static_cast<size_t>(comm_.rank)]
+                      ? 1
+                      : 2;
+    p2pUs = std::max(p2pUs, predictP2pTimeUs(Protocol::Simple, bytes, link));
+  }
+  return total + p2pUs;
 }
 
 Status DataPath::finishOperation(Status result) {

@@ -40,6 +40,10 @@ class DataPath {
 
   // Runs every task to completion (host mode is synchronous).
   Status execute(CommTasks& tasks);
+  // What the tuning model predicts `tasks` would take, in microseconds, running nothing
+  // (ncclGroupSimulateEnd): the collectives one after another, the point-to-point
+  // transfers concurrently after them.
+  double predictUs(const CommTasks& tasks) const;
 
   const DataPathSettings& settings() const { return settings_; }
 

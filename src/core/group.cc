@@ -1,5 +1,6 @@
 #include "core/group.h"
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -53,9 +54,30 @@ void recordGroupError(const Status& status) {
   if (tlsGroup.firstError.ok()) tlsGroup.firstError = status;
 }
 
-Status groupEnd() {
+namespace {
+
+// Predicts, per communicator, what its queued operations would take; runs nothing.
+Status simulateTasks(std::vector<std::pair<Comm*, CommTasks>>& work, float* estimatedUs) {
+  double slowest = 0;
+  for (auto& [comm, tasks] : work) {
+    CommUse use(comm);
+    if (!use.held()) {
+      return BRAID_ERROR(ncclInvalidArgument,
+                         "comm %p was destroyed before the ncclGroupSimulateEnd that estimates its operations",
+                         static_cast<void*>(comm));
+    }
+    if (!comm->dataPath) return BRAID_ERROR(ncclInvalidUsage, "the communicator is not initialized");
+    slowest = std::max(slowest, comm->dataPath->predictUs(tasks));
+  }
+  *estimatedUs = static_cast<float>(slowest);
+  return okStatus();
+}
+
+// groupEnd and groupSimulateEnd: the same bookkeeping, then the tasks run or are only
+// estimated (simulatedUs != nullptr).
+Status endGroup(const char* fn, float* simulatedUs) {
   if (tlsGroup.depth == 0) {
-    return BRAID_ERROR(ncclInvalidUsage, "ncclGroupEnd called without a matching ncclGroupStart");
+    return BRAID_ERROR(ncclInvalidUsage, "%s called without a matching ncclGroupStart", fn);
   }
   if (--tlsGroup.depth > 0) return okStatus();
   std::vector<GroupJob> jobs = std::move(tlsGroup.jobs);
@@ -64,6 +86,11 @@ Status groupEnd() {
   tlsGroup.tasks.clear();
   Status error = std::move(tlsGroup.firstError);
   tlsGroup.firstError = Status();
+  if (error.ok() && simulatedUs && !jobs.empty()) {
+    error = BRAID_ERROR(ncclInvalidUsage,
+                        "ncclGroupSimulateEnd estimates operations; its group creates communicators, which "
+                        "cannot be simulated: end that group with ncclGroupEnd");
+  }
   if (!error.ok()) {
     // A call of the group was rejected: start nothing, and leave every communicator of the
     // group failed with that reason so that the caller can destroy them.
@@ -81,10 +108,17 @@ Status groupEnd() {
                        "a group may create communicators or run operations, not both (as in NCCL): "
                        "end the group of ncclCommInitRank/ncclCommSplit calls before the collectives");
   }
+  if (simulatedUs) return simulateTasks(tasks, simulatedUs);
   Status launched = launchJobs(std::move(jobs));
   if (!launched.ok()) return launched;  // ncclInProgress included: tasks of a group wait for its inits
   return executeTasks(tasks);
 }
+
+}  // namespace
+
+Status groupEnd() { return endGroup("ncclGroupEnd", nullptr); }
+
+Status groupSimulateEnd(float* estimatedUs) { return endGroup("ncclGroupSimulateEnd", estimatedUs); }
 
 CommTasks& groupTasksFor(Comm* comm) {
   for (auto& [owner, tasks] : tlsGroup.tasks) {

@@ -26,6 +26,10 @@ struct GroupJob {
 bool inGroup();
 Status groupStart();
 Status groupEnd();
+// ncclGroupSimulateEnd: ends the group like groupEnd but runs none of its operations;
+// `estimatedUs` gets the tuning model's prediction for them (the slowest communicator's,
+// when the group spans several).
+Status groupSimulateEnd(float* estimatedUs);
 // Queues a job into the current group.
 void deferToGroup(GroupJob job);
 // Remembers an error of a call inside the group; ncclGroupEnd then reports it (and

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "nccl.h"
 
@@ -152,12 +153,75 @@ TEST(Api, ShrinkChecksItsArguments) {
 TEST(Api, UnimplementedFunctionsSayWhyAndNeverSucceed) {
   ncclComm_t comm = makeOneRankComm();
   float buffer[4] = {};
+  ncclWindow_t window = nullptr;
+  EXPECT_EQ(ncclCommWindowRegister(comm, buffer, sizeof(buffer), &window, 0), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("ncclCommWindowRegister is not implemented"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, RegistrationHandlesBelongToTheirCommunicator) {
+  ncclComm_t comm = makeOneRankComm();
+  ncclComm_t other = makeOneRankComm();
+  float buffer[4] = {1, 2, 3, 4};
   void* handle = nullptr;
-  EXPECT_EQ(ncclCommRegister(comm, buffer, sizeof(buffer), &handle), ncclInvalidUsage);
-  EXPECT_NE(lastError().find("ncclCommRegister is not implemented"), std::string::npos) << lastError();
+  ASSERT_EQ(ncclCommRegister(comm, buffer, sizeof(buffer), &handle), ncclSuccess) << lastError();
+  ASSERT_NE(handle, nullptr);
+  // A registered buffer works as any other.
+  EXPECT_EQ(ncclAllReduce(buffer, buffer, 4, ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
+  EXPECT_EQ(buffer[2], 3.0f);
+  EXPECT_EQ(ncclCommDeregister(other, handle), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("not returned by ncclCommRegister on this communicator"), std::string::npos)
+      << lastError();
+  EXPECT_EQ(ncclCommDeregister(comm, handle), ncclSuccess);
+  EXPECT_EQ(ncclCommDeregister(comm, handle), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommRegister(comm, nullptr, 16, &handle), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommRegister(comm, buffer, 0, &handle), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommRegister(comm, buffer, 16, nullptr), ncclInvalidArgument);
+  // Handles still registered at destroy are released with the communicator (ASan checks).
+  ASSERT_EQ(ncclCommRegister(other, buffer, sizeof(buffer), &handle), ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(other), ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, GroupSimulateEndEstimatesAndRunsNothing) {
+  ncclComm_t comms[2] = {nullptr, nullptr};
+  ASSERT_EQ(ncclCommInitAll(comms, 2, nullptr), ncclSuccess) << lastError();
+  auto simulate = [&](size_t count, std::vector<float>* out) {
+    std::vector<float> in(count, 1.0f);
+    out->assign(count, -1.0f);
+    ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+    EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+    for (ncclComm_t comm : comms) {
+      EXPECT_EQ(ncclAllReduce(in.data(), out->data(), count, ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
+    }
+    EXPECT_EQ(ncclGroupSimulateEnd(&sim), ncclSuccess) << lastError();
+    return sim.estimatedTime;
+  };
+  std::vector<float> out;
+  float small = simulate(256, &out);
+  EXPECT_EQ(out[0], -1.0f) << "a simulated all-reduce must not run";
+  float large = simulate(size_t{4} << 20, &out);
+  EXPECT_EQ(out[0], -1.0f);
+  EXPECT_GT(small, 0.0f);
+  EXPECT_GT(large, small * 10) << "16 MiB should take far longer than 1 KiB: " << small << " vs " << large;
+
+  // The group is over: a real all-reduce afterwards runs.
+  std::vector<float> a(8, 1.0f), b(8, 2.0f);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(a.data(), a.data(), 8, ncclFloat, ncclSum, comms[0], nullptr), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(b.data(), b.data(), 8, ncclFloat, ncclSum, comms[1], nullptr), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
+  EXPECT_EQ(a[7], 3.0f);
+
+  ncclSimInfo_t bad = NCCL_SIM_INFO_INITIALIZER;
+  bad.magic = 0;
+  EXPECT_EQ(ncclGroupSimulateEnd(&bad), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("NCCL_SIM_INFO_INITIALIZER"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclGroupSimulateEnd(nullptr), ncclInvalidArgument);
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
   EXPECT_EQ(ncclGroupSimulateEnd(&sim), ncclInvalidUsage);
-  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  EXPECT_NE(lastError().find("without a matching ncclGroupStart"), std::string::npos) << lastError();
+  for (ncclComm_t comm : comms) EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
 TEST(Api, CollectiveArgumentChecks) {

@@ -1,0 +1,41 @@
+#include "core/buffer_registry.h"
+
+#include "util/log.h"
+
+namespace braid {
+
+Status BufferRegistry::add(void* buffer, size_t bytes, void** handle) {
+  if (!buffer) return BRAID_ERROR(ncclInvalidArgument, "ncclCommRegister: buff is NULL");
+  if (bytes == 0) return BRAID_ERROR(ncclInvalidArgument, "ncclCommRegister: size is 0");
+  if (!handle) return BRAID_ERROR(ncclInvalidArgument, "ncclCommRegister: handle is NULL");
+  auto registration = std::make_unique<Registration>(Registration{buffer, bytes});
+  void* key = registration.get();
+  std::lock_guard<std::mutex> lock(mutex_);
+  registrations_.emplace(key, std::move(registration));
+  *handle = key;
+  BRAID_INFO(kLogInit,
+             "ncclCommRegister: %zu bytes at %p recorded (host mode reaches every buffer alike: no change "
+             "to how it moves)",
+             bytes, buffer);
+  return okStatus();
+}
+
+Status BufferRegistry::remove(void* handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = registrations_.find(handle);
+  if (it == registrations_.end()) {
+    return BRAID_ERROR(ncclInvalidArgument,
+                       "ncclCommDeregister: handle %p was not returned by ncclCommRegister on this communicator, or "
+                       "was deregistered already",
+                       handle);
+  }
+  registrations_.erase(it);
+  return okStatus();
+}
+
+size_t BufferRegistry::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return registrations_.size();
+}
+
+}  // namespace braid
