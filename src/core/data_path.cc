@@ -28,6 +28,25 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
   return bytes;
 }
 
+// A chunk is at most kStepsPerChunk FIFO slices: a ring step sends a chunk while the
+// previous one is still in the peer's FIFO, and both must fit in its kSteps slots, or two
+// ranks could each wait for the other to free a slot.
+constexpr size_t kStepsPerChunk = kSteps / 2;
+
+// Mid-size Simple-protocol operations, whose chunks would be one or two whole FIFO steps,
+// move in smaller slices (and chunks of kStepsPerChunk of them), so that a rank forwards
+// the first slice while the next is still arriving. Large operations keep whole steps
+// (fewer hand-offs). Depends only on the operation's shape: every rank cuts alike.
+constexpr size_t kMinSliceBytes = 32 << 10;
+
+void limitSliceForPipelining(Share* share, size_t unit, size_t stepBytes, int nranks) {
+  size_t partBytes = (share->end - share->begin) * unit / static_cast<size_t>(std::max(1, nranks));
+  size_t slice = std::max(kMinSliceBytes, (partBytes / kStepsPerChunk + 63) & ~size_t{63});
+  if (slice >= stepBytes) return;
+  share->sliceElems = std::max<size_t>(1, slice / unit);
+  share->chunkElems = share->sliceElems * kStepsPerChunk;
+}
+
 // How long destroying a communicator waits for data still leaving through the network.
 constexpr double kDrainSeconds = 10;
 
@@ -292,7 +311,8 @@ bool DataPath::runCollOnChannel(HostExec& exec, int channel, const PlannedColl& 
   partOf(0, extent, channel, coll.nChannels, &work.share.begin, &work.share.end);
   work.share.end += work.share.begin;
   uint32_t stepPayload = coll.proto == Protocol::LL ? settings_.fifo.llStepBytes / 2 : settings_.fifo.simpleStepBytes;
-  work.share.chunkElems = std::max<size_t>(1, static_cast<size_t>(stepPayload) * 4 / unit);
+  work.share.chunkElems = std::max<size_t>(1, static_cast<size_t>(stepPayload) * kStepsPerChunk / unit);
+  if (coll.proto == Protocol::Simple) limitSliceForPipelining(&work.share, unit, stepPayload, comm_.nranks);
   int rootPosition = 0;
   for (int i = 0; i < comm_.nranks; ++i) {
     if (ringOrder_[static_cast<size_t>(i)] == task.root) rootPosition = i;

@@ -14,6 +14,7 @@ BRAID_HD bool ringAllGather(Exec& exec, const Fn& fn, const RingSchedule& ring, 
   RecvConn* recvs[1] = {ring.prev};
   SendConn* sends[1] = {ring.next};
   Primitives<Exec, Proto, T, Fn> prims(exec, fn, recvs, 1, sends, 1);
+  prims.limitSlice(share.sliceElems);
   const int n = ring.nranks;
   auto at = [&](int position, size_t loop) {
     return recv + static_cast<size_t>(ring.order[position]) * segment + loop;

@@ -19,6 +19,7 @@ BRAID_HD bool ringAllReduce(Exec& exec, const Fn& fn, const RingSchedule& ring, 
   RecvConn* recvs[1] = {ring.prev};
   SendConn* sends[1] = {ring.next};
   Primitives<Exec, Proto, T, Fn> prims(exec, fn, recvs, 1, sends, 1);
+  prims.limitSlice(share.sliceElems);
   const int n = ring.nranks;
   const size_t loopElems = static_cast<size_t>(n) * share.chunkElems;
   for (size_t loop = share.begin; loop < share.end && !prims.failed(); loop += loopElems) {

@@ -16,6 +16,7 @@ BRAID_HD bool ringBroadcast(Exec& exec, const Fn& fn, const RingSchedule& ring, 
   RecvConn* recvs[1] = {ring.prev};
   SendConn* sends[1] = {ring.next};
   Primitives<Exec, Proto, T, Fn> prims(exec, fn, recvs, isRoot ? 0 : 1, sends, isLast ? 0 : 1);
+  prims.limitSlice(share.sliceElems);
   for (size_t loop = share.begin; loop < share.end && !prims.failed(); loop += share.chunkElems) {
     size_t count = minSize(share.chunkElems, share.end - loop);
     if (isRoot) {

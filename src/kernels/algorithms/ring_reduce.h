@@ -17,6 +17,7 @@ BRAID_HD bool ringReduce(Exec& exec, const Fn& fn, const RingSchedule& ring, con
   RecvConn* recvs[1] = {ring.prev};
   SendConn* sends[1] = {ring.next};
   Primitives<Exec, Proto, T, Fn> prims(exec, fn, recvs, isFirst ? 0 : 1, sends, isRoot ? 0 : 1);
+  prims.limitSlice(share.sliceElems);
   for (size_t loop = share.begin; loop < share.end && !prims.failed(); loop += share.chunkElems) {
     size_t count = minSize(share.chunkElems, share.end - loop);
     if (isFirst) {

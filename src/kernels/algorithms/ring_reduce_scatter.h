@@ -15,6 +15,7 @@ BRAID_HD bool ringReduceScatter(Exec& exec, const Fn& fn, const RingSchedule& ri
   RecvConn* recvs[1] = {ring.prev};
   SendConn* sends[1] = {ring.next};
   Primitives<Exec, Proto, T, Fn> prims(exec, fn, recvs, 1, sends, 1);
+  prims.limitSlice(share.sliceElems);
   const int n = ring.nranks;
   auto at = [&](int position, size_t loop) {
     return send + static_cast<size_t>(ring.order[position]) * segment + loop;

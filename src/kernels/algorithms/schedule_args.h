@@ -36,6 +36,10 @@ struct Share {
   size_t begin = 0;
   size_t end = 0;
   size_t chunkElems = 1;
+  // Largest slice a primitive moves at once (elements); 0: a whole FIFO step. Mid-size
+  // operations use slices smaller than a step so that the next rank starts on the first
+  // slice while this one fills the second (a pipeline inside one chunk).
+  size_t sliceElems = 0;
 };
 
 BRAID_HD inline size_t minSize(size_t a, size_t b) { return a < b ? a : b; }

@@ -18,6 +18,7 @@ BRAID_HD bool treeAllReduce(Exec& exec, const Fn& fn, const TreeSchedule& tree, 
   const bool isRoot = tree.upSend == nullptr;
   if (isRoot) {
     Prims prims(exec, fn, tree.downRecv, tree.nDown, tree.downSend, tree.nDown);
+    prims.limitSlice(share.sliceElems);
     for (size_t loop = share.begin; loop < share.end && !prims.failed(); loop += share.chunkElems) {
       prims.recvReduceCopySend(send + loop, recv + loop, minSize(share.chunkElems, share.end - loop));
     }
@@ -27,6 +28,8 @@ BRAID_HD bool treeAllReduce(Exec& exec, const Fn& fn, const TreeSchedule& tree, 
   RecvConn* fromUp[1] = {tree.upRecv};
   Prims reduceUp(exec, fn, tree.downRecv, tree.nDown, up, 1);
   Prims broadcastDown(exec, fn, fromUp, 1, tree.downSend, tree.nDown);
+  reduceUp.limitSlice(share.sliceElems);
+  broadcastDown.limitSlice(share.sliceElems);
   for (size_t loop = share.begin; loop < share.end; loop += share.chunkElems) {
     size_t count = minSize(share.chunkElems, share.end - loop);
     if (tree.nDown == 0) {

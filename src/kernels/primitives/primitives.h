@@ -50,6 +50,11 @@ class Primitives {
 
   BRAID_HD bool failed() const { return failed_; }
   BRAID_HD size_t sliceElems() const { return sliceElems_; }
+  // Moves at most maxElems per slice (0: no limit beyond the FIFO step). Every rank of a
+  // connection must use the same limit: both sides cut the data the same way.
+  BRAID_HD void limitSlice(size_t maxElems) {
+    if (maxElems != 0 && maxElems < sliceElems_) sliceElems_ = maxElems;
+  }
 
   // sends = pre(src)
   BRAID_HD void send(const T* src, size_t n) { run<false, true, kPre, false>(src, nullptr, n); }
