@@ -49,14 +49,13 @@ Status RankTopology::decideWorkerCpus(CpuSet* out) {
                cpus.c_str(), at.describe.c_str());
     return okStatus();
   }
-  if (at.nodeCpus == affinity_) {
-    BRAID_INFO(kLogInit, "Thread affinity: worker threads keep CPUs %s, all on the rank's %s", cpus.c_str(),
-               at.describe.c_str());
-    return okStatus();
-  }
+  // Bound even when the node's CPUs are all the rank has: threads otherwise inherit the
+  // affinity of whichever thread starts them, which the application may have narrowed
+  // (one core for its main thread) after init.
   *out = at.nodeCpus;
-  BRAID_INFO(kLogInit, "Thread affinity: worker threads bound to CPUs %s, the rank's %s within its CPUs %s",
-             out->toList().c_str(), at.describe.c_str(), cpus.c_str());
+  BRAID_INFO(kLogInit, "Thread affinity: worker threads bound to CPUs %s, the rank's %s%s%s", out->toList().c_str(),
+             at.describe.c_str(), at.nodeCpus == affinity_ ? ", all its CPUs" : " within its CPUs ",
+             at.nodeCpus == affinity_ ? "" : cpus.c_str());
   return okStatus();
 }
 

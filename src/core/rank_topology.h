@@ -23,8 +23,8 @@ class RankTopology {
 
   // The CPUs Braid's worker threads of this rank are bound to (BRAID_THREAD_AFFINITY):
   // those of its NUMA node that its affinity allows; empty to leave them as they are
-  // (disabled, a machine with one NUMA node, a rank across several nodes). Fails only on
-  // an NCCL_TOPO_FILE that cannot be read.
+  // (disabled, a machine with one NUMA node, a rank across several nodes or on none the
+  // graph knows). Fails only on an NCCL_TOPO_FILE that cannot be read.
   Status decideWorkerCpus(CpuSet* out);
 
   // Orders the devices a backend could use (`candidates`, in the backend's order) so that

@@ -35,21 +35,28 @@ void printThreads() {
   closedir(dir);
 }
 
-// args: id, nranks, then per rank the CPU mask (hex) to run on, or "-" to keep the
-// process's. Runs an AllReduce over the network on two channels, so that a channel
-// worker, the proxy and socket helper threads exist, and lists the threads.
+// Binds the calling thread to a hex CPU mask ("-": leaves it).
+bool bindTo(const std::string& mask) {
+  CpuSet cpus;
+  return mask == "-" || (CpuSet::parseMask(mask, &cpus) && cpus.bindCallingThread());
+}
+
+// args: id, nranks, then per rank "BEFORE/AFTER": the CPU masks (hex) its main thread
+// runs on before init (as a launcher's binding) and after it (as an application that
+// narrows its own thread), "-" to leave it. Runs an AllReduce over the network on two
+// channels, so that a channel worker, the proxy and socket helper threads start (after
+// init, from the main thread), and lists the threads.
 BRAID_CHILD_SCENARIO(placed_allreduce) {
   ncclUniqueId id = argToId(ctx.args[0]);
   int nranks = std::atoi(ctx.args[1].c_str());
-  const std::string& mask = ctx.args[2 + static_cast<size_t>(ctx.index)];
-  if (mask != "-") {
-    CpuSet cpus;
-    CHILD_CHECK(CpuSet::parseMask(mask, &cpus));
-    CHILD_CHECK(cpus.bindCallingThread());  // before init, as a launcher's binding would be
-  }
+  const std::string& masks = ctx.args[2 + static_cast<size_t>(ctx.index)];
+  size_t slash = masks.find('/');
+  CHILD_CHECK(slash != std::string::npos);
+  CHILD_CHECK(bindTo(masks.substr(0, slash)));
   std::printf("MAIN %s\n", CpuSet::ofCallingThread().toList().c_str());
   ncclComm_t comm = nullptr;
   CHILD_OK(ncclCommInitRank(&comm, nranks, id, ctx.index));
+  CHILD_CHECK(bindTo(masks.substr(slash + 1)));
   std::vector<float> data(1 << 20, 1.0f);
   CHILD_OK(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, nullptr));
   CHILD_CHECK(data[0] == static_cast<float>(nranks) && data.back() == static_cast<float>(nranks));
@@ -163,7 +170,7 @@ TEST_F(ThreadPlacement, WorkerThreadsNarrowToTheRanksNode) {
   // ranks keep every CPU (no binding by a launcher), which touches NUMA 0 only: their
   // worker threads go to CPU a, the ranks' own threads keep all their CPUs.
   writeTopology(only(a_), only(outside_));
-  auto results = run({"-", "-"});
+  auto results = run({"-/-", "-/-"});
   expectAllSucceeded(results);
   std::string a = std::to_string(a_);
   for (int r = 0; r < 2; ++r) {
@@ -180,15 +187,18 @@ TEST_F(ThreadPlacement, WorkerThreadsNarrowToTheRanksNode) {
 }
 
 TEST_F(ThreadPlacement, RanksPlacedLikeTasksetStayOnTheirNodes) {
-  // One rank per node, bound there by "taskset": the threads stay on the rank's CPU.
+  // One rank per node, bound there by "taskset": the threads are bound to the rank's CPU
+  // (all it has), even though the main thread that starts them has moved to the other
+  // CPU by then.
   writeTopology(only(a_), only(b_));
-  auto results = run({hexMask(only(a_)), hexMask(only(b_))});
+  std::string onA = hexMask(only(a_)), onB = hexMask(only(b_));
+  auto results = run({onA + "/" + onB, onB + "/" + onA});
   expectAllSucceeded(results);
   for (int r = 0; r < 2; ++r) {
     const ChildResult& child = results[static_cast<size_t>(r)];
     std::string cpu = std::to_string(r == 0 ? a_ : b_);
-    EXPECT_TRUE(has(child, "Thread affinity: worker threads keep CPUs " + cpu + ", all on the rank's NUMA " +
-                               std::to_string(r) + " (CPUs " + cpu + ")"))
+    EXPECT_TRUE(has(child, "Thread affinity: worker threads bound to CPUs " + cpu + ", the rank's NUMA " +
+                               std::to_string(r) + " (CPUs " + cpu + "), all its CPUs"))
         << child.output;
     expectWorkersOn(child, cpu);
   }
@@ -196,7 +206,7 @@ TEST_F(ThreadPlacement, RanksPlacedLikeTasksetStayOnTheirNodes) {
 
 TEST_F(ThreadPlacement, RankAcrossNodesLeavesThreadsUnbound) {
   writeTopology(only(a_), only(b_));
-  auto results = run({"-", "-"});
+  auto results = run({"-/-", "-/-"});
   expectAllSucceeded(results);
   std::string both = process_.toList();
   for (const ChildResult& child : results) {
@@ -208,7 +218,7 @@ TEST_F(ThreadPlacement, RankAcrossNodesLeavesThreadsUnbound) {
 
 TEST_F(ThreadPlacement, DisabledByBraidThreadAffinity) {
   writeTopology(only(a_), only(outside_));
-  auto results = run({"-", "-"}, {{"BRAID_THREAD_AFFINITY", "0"}});
+  auto results = run({"-/-", "-/-"}, {{"BRAID_THREAD_AFFINITY", "0"}});
   expectAllSucceeded(results);
   for (const ChildResult& child : results) {
     EXPECT_TRUE(has(child, "Thread affinity: off (BRAID_THREAD_AFFINITY=0)")) << child.output;
