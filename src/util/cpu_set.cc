@@ -67,6 +67,34 @@ bool CpuSet::parseMask(const std::string& text, CpuSet* out) {
   return true;
 }
 
+bool CpuSet::parseList(const std::string& text, CpuSet* out) {
+  constexpr long kMaxCpu = 1 << 20;
+  CpuSet set;
+  size_t pos = 0;
+  auto number = [&](long* value) {
+    size_t start = pos;
+    *value = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9' && *value <= kMaxCpu) {
+      *value = *value * 10 + (text[pos++] - '0');
+    }
+    return pos > start && *value <= kMaxCpu;
+  };
+  while (true) {
+    long first = 0, last = 0;
+    if (!number(&first)) return false;
+    last = first;
+    if (pos < text.size() && text[pos] == '-') {
+      ++pos;
+      if (!number(&last) || last < first) return false;
+    }
+    for (long c = first; c <= last; ++c) set.add(static_cast<int>(c));
+    if (pos == text.size()) break;
+    if (text[pos++] != ',') return false;
+  }
+  *out = set;
+  return true;
+}
+
 CpuSet CpuSet::ofCallingThread() {
   CpuSet set;
   // Grow the kernel mask until it fits the machine (EINVAL: too small for its CPUs).

@@ -19,6 +19,9 @@ class CpuSet {
   // bits; a single group may be longer). False on anything else; empty text is an empty
   // set.
   static bool parseMask(const std::string& text, CpuSet* out);
+  // Parses a CPU list as taskset -c and /proc/<pid>/status write it: "0-3,8,10-11".
+  // False on anything else (an empty text included, or a CPU above 1 << 20).
+  static bool parseList(const std::string& text, CpuSet* out);
   // The calling thread's affinity, the process's as the launcher gave it when called
   // before Braid binds anything.
   static CpuSet ofCallingThread();

@@ -41,6 +41,17 @@ TEST(CpuSet, RejectsWhatIsNotAMask) {
   EXPECT_TRUE(parsed("00000000").empty());
 }
 
+TEST(CpuSet, Lists) {
+  CpuSet set;
+  ASSERT_TRUE(CpuSet::parseList("0-3,8,10-11", &set));
+  EXPECT_EQ(set.toList(), "0-3,8,10-11");
+  ASSERT_TRUE(CpuSet::parseList("5", &set));
+  EXPECT_EQ(set.toList(), "5");
+  for (const char* bad : {"", "-1", "3-1", "1,", "a", "1-", "0-99999999"}) {
+    EXPECT_FALSE(CpuSet::parseList(bad, &set)) << bad;
+  }
+}
+
 TEST(CpuSet, SetOperations) {
   CpuSet a = parsed("0f"), b = parsed("3c");
   EXPECT_EQ(a.intersect(b).toList(), "2-3");
