@@ -82,6 +82,9 @@ Status DataPath::init() {
     for (const std::string& warning : warnings) BRAID_WARN("%s", warning.c_str());
   }
   BRAID_CHECK(reportTopologyAtInit(comm_));
+  topology_ = std::make_unique<RankTopology>(comm_);
+  BRAID_CHECK(topology_->decideWorkerCpus(&workerCpus_));
+  executor_.setWorkerCpus(workerCpus_);
   ringOrder_ = buildRingOrder(comm_.layout);
   ringPosition_ = ringPosition(ringOrder_, comm_.rank);
   int maxLocal = 0;

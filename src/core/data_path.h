@@ -20,6 +20,7 @@
 #include "core/coll_task.h"
 #include "core/comm.h"
 #include "core/data_path_settings.h"
+#include "core/rank_topology.h"
 #include "exec/host/host_exec.h"
 #include "exec/host/host_executor.h"
 #include "kernels/algorithms/schedule_args.h"
@@ -98,7 +99,9 @@ class DataPath {
   std::unique_ptr<Proxy> proxy_;
   std::unique_ptr<Transport> net_;
   HostExecutor executor_;
-  int64_t deadlineNs_ = 0;  // of the operation running now (BRAID_TIMEOUT), 0: none
+  std::unique_ptr<RankTopology> topology_;  // where this rank runs: thread CPUs, NIC choice
+  CpuSet workerCpus_;                       // empty: worker threads keep their affinity
+  int64_t deadlineNs_ = 0;                  // of the operation running now (BRAID_TIMEOUT), 0: none
   std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
 };
 

@@ -47,7 +47,7 @@ Status DataPath::ensureNet() {
   }
   if (!forceSocket) BRAID_CHECK(tryIb(forceIb));
   if (!netBackend_) BRAID_CHECK(createSocketBackend());
-  proxy_ = std::make_unique<Proxy>(&comm_.abortFlag, comm_.rank);
+  proxy_ = std::make_unique<Proxy>(&comm_.abortFlag, comm_.rank, workerCpus_);
   net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
                                         &comm_.abortFlag);
   BRAID_INFO(kLogInit | kLogNet, "Using network %s", netBackend_->name());
@@ -59,7 +59,10 @@ Status DataPath::tryIb(bool forced) {
   if (params::kIbDisable.get() != 0) {
     whyNot = "NCCL_IB_DISABLE=1";
   } else {
-    Status created = createIbBackendFromParams(comm_.bootstrap->address(), &netBackend_, &whyNot);
+    auto choose = [this](const std::vector<NicCandidate>& candidates, const std::string& pinnedBy) {
+      return topology_->chooseNics(candidates, pinnedBy, false);
+    };
+    Status created = createIbBackendFromParams(comm_.bootstrap->address(), choose, &netBackend_, &whyNot);
     if (!created.ok()) {
       if (forced) return created.addContext("NCCL_NET=IB");
       whyNot = created.message();
@@ -93,8 +96,25 @@ Status DataPath::createSocketBackend() {
   policy.routeToward = &bootstrapAddress;
   InterfaceChoice choice;
   BRAID_CHECK(chooseInterfaces(all, policy, &choice));
+  // The socket backend uses one interface. The automatic ranking put the best kind first
+  // (and, among them, the one the bootstrap reached the others through); among interfaces
+  // of that kind and address family, the one closest to this rank's NUMA node is taken.
+  const NetInterface& best = choice.ranked.front();
+  std::vector<const NetInterface*> sameKind;
+  std::vector<NicCandidate> candidates;
+  for (const NetInterface& iface : choice.ranked) {
+    if (iface.cls != best.cls || iface.address.family() != best.address.family()) continue;
+    bool seen = false;
+    for (const NetInterface* other : sameKind) seen |= other->name == iface.name;
+    if (seen) continue;
+    sameKind.push_back(&iface);
+    candidates.push_back({iface.name, -1});
+  }
+  std::string pinnedBy = socketSettings.ifname.empty() ? std::string() : "NCCL_SOCKET_IFNAME=" + socketSettings.ifname;
+  NicOrder order = topology_->chooseNics(candidates, pinnedBy, true);
   SocketNetConfig config;
-  config.interfaces.push_back(choice.ranked.front());
+  config.interfaces.push_back(*sameKind[static_cast<size_t>(order.use.front())]);
+  config.helperCpus = workerCpus_;
   config.nSocksPerThread = settings_.nsocksPerThread;
   config.nThreads = settings_.socketThreads;
   BRAID_CHECK(createSocketNetBackend(config, &netBackend_));

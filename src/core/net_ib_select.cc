@@ -11,14 +11,21 @@ namespace braid {
 
 #if BRAID_HAVE_IB
 
-Status createIbBackendFromParams(const SocketAddress& setupAddress, std::unique_ptr<NetBackend>* out,
-                                 std::string* whyNot) {
+Status createIbBackendFromParams(const SocketAddress& setupAddress, const NicChooser& choose,
+                                 std::unique_ptr<NetBackend>* out, std::string* whyNot) {
   out->reset();
   IbNetConfig config;
   config.sysfsRoot = params::kIbSysfsRoot.get();
   const IbvApi* api = nullptr;
-  BRAID_CHECK(probeIbPorts(config.sysfsRoot, params::kIbHca.get(), &api, &config.ports, whyNot));
+  std::string hca = params::kIbHca.get();
+  BRAID_CHECK(probeIbPorts(config.sysfsRoot, hca, &api, &config.ports, whyNot));
   if (config.ports.empty()) return okStatus();
+  std::vector<NicCandidate> candidates;
+  for (const IbPort& port : config.ports) candidates.push_back({port.device, port.port});
+  NicOrder order = choose(candidates, hca.empty() ? std::string() : "NCCL_IB_HCA=" + hca);
+  std::vector<IbPort> chosen;
+  for (int i : order.use) chosen.push_back(config.ports[static_cast<size_t>(i)]);
+  config.ports = std::move(chosen);
   config.gid.forcedIndex = static_cast<int>(params::kIbGidIndex.get());
   std::string family = params::kIbAddrFamily.get();
   if (!parseAddrFamily(family, &config.gid.family)) {
@@ -38,8 +45,8 @@ Status createIbBackendFromParams(const SocketAddress& setupAddress, std::unique_
 
 #else
 
-Status createIbBackendFromParams(const SocketAddress& /*setupAddress*/, std::unique_ptr<NetBackend>* out,
-                                 std::string* whyNot) {
+Status createIbBackendFromParams(const SocketAddress& /*setupAddress*/, const NicChooser& /*choose*/,
+                                 std::unique_ptr<NetBackend>* out, std::string* whyNot) {
   out->reset();
   *whyNot = "this Braid was built without the IB backend (rdma-core headers were missing)";
   return okStatus();

@@ -3,9 +3,11 @@
 // back to sockets when IB is not wanted or cannot be used, and says why).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "topology/nic_choice.h"
 #include "transport/net/net_backend.h"
 #include "util/socket_address.h"
 #include "util/status.h"
@@ -16,7 +18,11 @@ namespace braid {
 // IB is unavailable here (no libibverbs, no ACTIVE port, NCCL_IB_HCA selects nothing,
 // built without rdma-core headers); errors are configurations that cannot work (a GID
 // index or range that matches nothing). `setupAddress` is where connection setup listens.
-Status createIbBackendFromParams(const SocketAddress& setupAddress, std::unique_ptr<NetBackend>* out,
-                                 std::string* whyNot);
+// `choose` orders the selected ports and keeps those to use (the nearest to the rank,
+// core/rank_topology.h); it is told when NCCL_IB_HCA chose them.
+using NicChooser = std::function<NicOrder(const std::vector<NicCandidate>& candidates, const std::string& pinnedBy)>;
+
+Status createIbBackendFromParams(const SocketAddress& setupAddress, const NicChooser& choose,
+                                 std::unique_ptr<NetBackend>* out, std::string* whyNot);
 
 }  // namespace braid

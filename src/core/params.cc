@@ -69,6 +69,9 @@ const StringParam kTopoFile("NCCL_TOPO_FILE", "",
                             "topology XML to use instead of detecting the machine (NCCL or hwloc format)");
 const StringParam kTopoDumpFile("NCCL_TOPO_DUMP_FILE", "", "write the detected topology there, in NCCL's XML format");
 const IntParam kTopoDumpFileRank("NCCL_TOPO_DUMP_FILE_RANK", 0, 0, 1 << 30, "the rank that writes NCCL_TOPO_DUMP_FILE");
+const IntParam kThreadAffinity(
+    "BRAID_THREAD_AFFINITY", 1, 0, 1,
+    "1: bind Braid's worker threads to the CPUs of the rank's NUMA node (within its affinity)");
 const IntParam kPxnDisable("NCCL_PXN_DISABLE", 0, 0, 1,
                            "1: no PXN paths (GPU -> NVLink peer -> its NIC) in the topology");
 

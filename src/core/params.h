@@ -60,6 +60,7 @@ extern const StringParam kIbSysfsRoot;      // BRAID_IB_SYSFS_ROOT
 extern const StringParam kTopoFile;       // NCCL_TOPO_FILE
 extern const StringParam kTopoDumpFile;   // NCCL_TOPO_DUMP_FILE
 extern const IntParam kTopoDumpFileRank;  // NCCL_TOPO_DUMP_FILE_RANK
+extern const IntParam kThreadAffinity;    // BRAID_THREAD_AFFINITY
 extern const IntParam kPxnDisable;        // NCCL_PXN_DISABLE
 
 // Execution mode.

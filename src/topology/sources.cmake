@@ -6,8 +6,10 @@ list(APPEND BRAID_SOURCES
   topology/hwloc_source.cc
   topology/model.cc
   topology/nccl_xml.cc
+  topology/nic_choice.cc
   topology/nvml.cc
   topology/paths.cc
+  topology/placement.cc
   topology/report.cc
   topology/search.cc
   topology/sysfs_nics.cc

@@ -35,6 +35,25 @@ TEST(BraidTopo, PrintsGraphPathsChannelsAndPredictions) {
   EXPECT_TRUE(contains(r.out, "AllReduce    1 GiB"));
 }
 
+TEST(BraidTopo, PlacesAHostModeRank) {
+  // Local rank 5 on socket 1 of the DGX: its socket's four NICs, starting one further.
+  CommandResult r = topo({"--xml", fixture("dgx_a100.xml"), "--cpus", "50-51", "--local-rank", "5"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "Host mode: a rank on CPUs 50-51")) << r.out;
+  EXPECT_TRUE(contains(r.out, "on NUMA 1 (CPUs 50-51): worker threads bound to CPUs 50-51")) << r.out;
+  EXPECT_TRUE(contains(r.out, "NICs (local rank 5): mlx5_5:1, mlx5_6:1, mlx5_7:1, mlx5_4:1 (PHB/24.0 to NUMA 1)"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "not used: mlx5_0:1 SYS/16.0 to NUMA 1")) << r.out;
+  // Across both sockets of the 2-socket box: threads unbound, its one NIC used.
+  r = topo({"--xml", fixture("two_socket.xml"), "--cpus", "0-31"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "on NUMA 0 and 1 (its CPUs 0-31 span 2 nodes): worker threads left unbound")) << r.out;
+  EXPECT_TRUE(contains(r.out, "NICs (local rank 0): eth0 (PHB/3.1 to NUMA 0)")) << r.out;
+  r = topo({"--xml", fixture("two_socket.xml"), "--cpus", "3-1"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_TRUE(contains(r.err, "--cpus 3-1: expected a CPU list")) << r.err;
+}
+
 TEST(BraidTopo, JsonHasEveryPart) {
   CommandResult r = topo({"--xml", fixture("pcie_4gpu_1nic.xml"), "--json"});
   ASSERT_EQ(r.exitCode, 0) << r.describe();

@@ -1,6 +1,7 @@
 // braid-topo: prints the topology of this machine (or of an NCCL / hwloc XML file), the
 // path matrix, the rings and trees of every channel for N such nodes, and the AllReduce
-// bus bandwidth the model predicts. See docs/topology.md.
+// bus bandwidth the model predicts; with --cpus, where host mode would place a rank on
+// those CPUs (its NUMA node, its worker threads, its NICs in order). See docs/topology.md.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,7 +10,10 @@
 
 #include "topology/detect.h"
 #include "topology/nccl_xml.h"
+#include "topology/nic_choice.h"
+#include "topology/placement.h"
 #include "topology/report.h"
+#include "util/cpu_set.h"
 #include "util/format.h"
 
 namespace {
@@ -26,11 +30,14 @@ const char kUsage[] =
     "  --dump FILE     write the topology in NCCL's XML format (what NCCL_TOPO_FILE reads)\n"
     "  --json          print one JSON document instead of text\n"
     "  --sysfs DIR     read network devices from DIR instead of /sys (live machine only)\n"
+    "  --cpus LIST     show where host mode places a rank on these CPUs (taskset's form: 0-3,8)\n"
+    "  --local-rank N  that rank's index among its host's ranks (default 0; spreads equal NICs)\n"
     "  --help          this text\n";
 
 struct Options {
-  std::string xml, dump, algo, proto, sysfs = "/sys";
+  std::string xml, dump, algo, proto, sysfs = "/sys", cpus;
   int nodes = 1;
+  int localRank = 0;
   int channels = 16;
   bool json = false, pxn = true, crossNic = false;
 };
@@ -62,14 +69,21 @@ int parseArgs(int argc, char** argv, Options* o) {
       o->pxn = false;
     } else if (a == "--cross-nic") {
       o->crossNic = true;
-    } else if (a == "--xml" || a == "--dump" || a == "--algo" || a == "--proto" || a == "--sysfs") {
+    } else if (a == "--xml" || a == "--dump" || a == "--algo" || a == "--proto" || a == "--sysfs" || a == "--cpus") {
       if (!value(&v)) return 1;
       std::string* target = a == "--xml"     ? &o->xml
                             : a == "--dump"  ? &o->dump
                             : a == "--algo"  ? &o->algo
                             : a == "--proto" ? &o->proto
+                            : a == "--cpus"  ? &o->cpus
                                              : &o->sysfs;
       *target = v;
+    } else if (a == "--local-rank") {
+      if (!value(&v)) return 1;
+      if (!parseCount(v, 0, 65535, &o->localRank)) {
+        std::fprintf(stderr, "braid-topo: --local-rank %s: expected a number from 0 to 65535\n", v);
+        return 1;
+      }
     } else if (a == "--nodes" || a == "--channels") {
       if (!value(&v)) return 1;
       bool nodes = a == "--nodes";
@@ -83,6 +97,54 @@ int parseArgs(int argc, char** argv, Options* o) {
     }
   }
   return 0;
+}
+
+// What host mode does for a rank on `cpus` (core/rank_topology.cc applies the same two
+// functions at init): its node, its worker threads' CPUs, every port in order of use.
+std::vector<std::string> placementLines(const braid::TopoGraph& graph, const braid::CpuSet& cpus, int localRank) {
+  using braid::strFormat;
+  std::vector<std::string> lines;
+  braid::RankPlacement at = braid::placeRank(graph, cpus);
+  if (at.single()) {
+    lines.push_back(
+        strFormat("on %s: worker threads bound to CPUs %s", at.describe.c_str(), at.nodeCpus.toList().c_str()));
+  } else {
+    lines.push_back(strFormat("on %s: worker threads left unbound", at.describe.c_str()));
+  }
+  std::vector<braid::NicCandidate> candidates;
+  for (int net : graph.nets()) {
+    const braid::NetInfo& info = graph.nodes[static_cast<size_t>(net)].net;
+    candidates.push_back({info.name, info.port});
+  }
+  if (candidates.empty()) {
+    lines.push_back("no network port in the topology");
+    return lines;
+  }
+  braid::TopoPaths paths(graph, braid::PathOptions{false});
+  braid::NicOrder order = braid::orderNicsByDistance(graph, paths, at, candidates, localRank);
+  auto label = [&](size_t i) {
+    const braid::NicCandidate& c = candidates[i];  // port 0: an Ethernet device's only one
+    return c.port > 0 ? strFormat("%s:%d", c.name.c_str(), c.port) : c.name;
+  };
+  auto distance = [&](size_t i) {
+    const braid::NicDistance& d = order.distance[i];
+    return strFormat("%s/%.1f to NUMA %d", braid::pathTypeName(d.type), d.bwGBs, d.numaId);
+  };
+  std::string used, farther;
+  for (int i : order.use) used += (used.empty() ? "" : ", ") + label(static_cast<size_t>(i));
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    bool inUse = false;
+    for (int u : order.use) inUse |= u == static_cast<int>(i);
+    if (!inUse) farther += (farther.empty() ? "" : ", ") + label(i) + " " + distance(i);
+  }
+  if (!order.ranked) {
+    lines.push_back(strFormat("NICs (local rank %d): %s, unranked: %s", localRank, used.c_str(), order.why.c_str()));
+  } else {
+    lines.push_back(strFormat("NICs (local rank %d): %s (%s)", localRank, used.c_str(),
+                              distance(static_cast<size_t>(order.use.front())).c_str()));
+  }
+  if (!farther.empty()) lines.push_back("not used: " + farther);
+  return lines;
 }
 
 void printSection(const char* title, const std::vector<std::string>& lines) {
@@ -101,6 +163,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (parsed != 0) return 2;
+  braid::CpuSet cpus;
+  if (!o.cpus.empty() && !braid::CpuSet::parseList(o.cpus, &cpus)) {
+    std::fprintf(stderr, "braid-topo: --cpus %s: expected a CPU list such as 0-3,8\n", o.cpus.c_str());
+    return 2;
+  }
 
   braid::AlgoProtoPolicy policy;
   std::vector<std::string> warnings;
@@ -147,6 +214,10 @@ int main(int argc, char** argv) {
   printSection("Paths (type/GB/s)", braid::pathMatrixLines(report));
   printSection(braid::strFormat("Channels for %d node(s)", o.nodes).c_str(), braid::channelLines(report));
   printSection("Predicted AllReduce bus bandwidth", braid::predictionLines(report));
+  if (!o.cpus.empty()) {
+    printSection(braid::strFormat("Host mode: a rank on CPUs %s", cpus.toList().c_str()).c_str(),
+                 placementLines(report.graph, cpus, o.localRank));
+  }
   if (!o.dump.empty()) std::printf("\nWrote %s\n", o.dump.c_str());
   return 0;
 }

@@ -1,6 +1,9 @@
 #include "exec/host/host_executor.h"
 
+#include <pthread.h>
+
 #include "util/log.h"
+#include "util/worker_affinity.h"
 
 namespace braid {
 
@@ -17,6 +20,8 @@ HostExecutor::~HostExecutor() {
 
 void HostExecutor::workerLoop(Worker& worker) {
   LogRankScope scope(rank_);
+  pthread_setname_np(pthread_self(), "braid-channel");  // so that ps, top and tests tell it apart
+  bindWorkerThread(workerCpus_, "channel worker");
   while (true) {
     const std::function<Status(int)>* job = nullptr;
     int channel = 0;

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/cpu_set.h"
 #include "util/status.h"
 
 namespace braid {
@@ -24,6 +25,9 @@ class HostExecutor {
 
   // Runs work(c) for c in [0, nChannels) concurrently and returns the first failure.
   Status runChannels(int nChannels, const std::function<Status(int)>& work);
+  // CPUs the worker threads bind themselves to (empty: left as they are). Set before the
+  // first runChannels; threads already started keep what they had.
+  void setWorkerCpus(const CpuSet& cpus) { workerCpus_ = cpus; }
 
  private:
   struct Worker {
@@ -39,6 +43,7 @@ class HostExecutor {
   void workerLoop(Worker& worker);
 
   int rank_;
+  CpuSet workerCpus_;
   std::vector<std::unique_ptr<Worker>> workers_;  // workers_[i] runs channel i + 1
   std::mutex doneMutex_;
   std::condition_variable doneWake_;

@@ -1,15 +1,17 @@
 #include "transport/net/proxy.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include "exec/host/host_exec.h"
 #include "util/format.h"
 #include "util/log.h"
+#include "util/worker_affinity.h"
 
 namespace braid {
 
-Proxy::Proxy(AbortFlag* failFlag, int rank) : failFlag_(failFlag), rank_(rank) {}
+Proxy::Proxy(AbortFlag* failFlag, int rank, CpuSet cpus) : failFlag_(failFlag), rank_(rank), cpus_(std::move(cpus)) {}
 
 Proxy::~Proxy() {
   {
@@ -138,6 +140,8 @@ static bool hasUnsentData(const NetEndpoint& e) {
 
 void Proxy::loop() {
   LogRankScope scope(rank_);
+  pthread_setname_np(pthread_self(), "braid-proxy");  // so that ps, top and tests tell it apart
+  bindWorkerThread(cpus_, "network proxy");
   int idle = 0;
   bool busy = false;
   while (true) {

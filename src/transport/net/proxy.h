@@ -22,6 +22,7 @@
 
 #include "kernels/primitives/connector.h"
 #include "transport/net/net_backend.h"
+#include "util/cpu_set.h"
 #include "util/deadline.h"
 
 namespace braid {
@@ -47,7 +48,8 @@ struct NetEndpoint {
 class Proxy {
  public:
   // `failFlag` is raised when the proxy fails; `abort` is watched to stop waiting.
-  Proxy(AbortFlag* failFlag, int rank);
+  // Its thread binds itself to `cpus` (empty: left as it is).
+  Proxy(AbortFlag* failFlag, int rank, CpuSet cpus = CpuSet());
   ~Proxy();
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
@@ -72,6 +74,7 @@ class Proxy {
 
   AbortFlag* failFlag_;
   int rank_;
+  CpuSet cpus_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<NetEndpoint*> endpoints_;

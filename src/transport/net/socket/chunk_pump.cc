@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "util/log.h"
+#include "util/worker_affinity.h"
 
 namespace braid {
 
@@ -19,7 +20,8 @@ constexpr int kIdlePollMs = 1000;
 
 }  // namespace
 
-Status ChunkPump::start(const std::vector<ChunkLane*>& lanes, int nThreads, ConnectionError* error) {
+Status ChunkPump::start(const std::vector<ChunkLane*>& lanes, int nThreads, const CpuSet& cpus,
+                        ConnectionError* error) {
   error_ = error;
   int count = std::min<int>(nThreads, static_cast<int>(lanes.size()));
   for (int t = 0; t < count; ++t) {
@@ -32,6 +34,7 @@ Status ChunkPump::start(const std::vector<ChunkLane*>& lanes, int nThreads, Conn
     for (size_t i = static_cast<size_t>(t); i < lanes.size(); i += static_cast<size_t>(count)) {
       worker->lanes.push_back(lanes[i]);
     }
+    worker->cpus = cpus;
     workers_.push_back(std::move(worker));
   }
   // Start only when every worker exists, so that threadOfLane() never changes under a thread.
@@ -61,6 +64,7 @@ void ChunkPump::stop() {
 }
 
 void ChunkPump::run(Worker* worker) {
+  bindWorkerThread(worker->cpus, "socket helper");
   std::vector<pollfd> fds;
   while (!stopping_.load(std::memory_order_acquire)) {
     bool progressed = false;

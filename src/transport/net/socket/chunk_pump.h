@@ -21,6 +21,7 @@
 
 #include "transport/net/socket/chunk_lane.h"
 #include "transport/net/socket/socket_request.h"
+#include "util/cpu_set.h"
 #include "util/status.h"
 #include "util/unique_fd.h"
 
@@ -33,8 +34,9 @@ class ChunkPump {
   ChunkPump(const ChunkPump&) = delete;
   ChunkPump& operator=(const ChunkPump&) = delete;
 
-  // Starts min(nThreads, lanes.size()) threads. The lanes and `error` must outlive stop().
-  Status start(const std::vector<ChunkLane*>& lanes, int nThreads, ConnectionError* error);
+  // Starts min(nThreads, lanes.size()) threads, bound to `cpus` (empty: as they are). The
+  // lanes and `error` must outlive stop().
+  Status start(const std::vector<ChunkLane*>& lanes, int nThreads, const CpuSet& cpus, ConnectionError* error);
   bool running() const { return !workers_.empty(); }
   int threadOfLane(int lane) const { return lane % static_cast<int>(workers_.size()); }
   // Wakes thread `thread` after a chunk was queued on one of its lanes.
@@ -47,6 +49,7 @@ class ChunkPump {
     std::vector<ChunkLane*> lanes;
     UniqueFd event;
     std::thread thread;
+    CpuSet cpus;
   };
   void run(Worker* worker);
 

@@ -125,6 +125,7 @@ Status SocketNetBackend::connect(int device, const NetHandle& handle, std::uniqu
   options.sending = true;
   options.chunkFloor = config_.minChunkBytes;
   options.nThreads = config_.nThreads;
+  options.helperCpus = config_.helperCpus;
   options.peer = connector->remote().toString();
   std::unique_ptr<SocketConnection> connection;
   UniqueFd control = connector->takeControl();
@@ -157,6 +158,7 @@ Status SocketNetBackend::accept(NetListenComm& listener, std::unique_ptr<NetRecv
   options.sending = false;
   options.chunkFloor = accepted.chunkFloor;
   options.nThreads = config_.nThreads;
+  options.helperCpus = config_.helperCpus;
   options.peer = accepted.from.toString();
   std::unique_ptr<SocketConnection> connection;
   BRAID_CHECK(SocketConnection::create(std::move(accepted.control), std::move(accepted.data), options, &connection));

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "transport/net/net_backend.h"
+#include "util/cpu_set.h"
 #include "util/net_interfaces.h"
 #include "util/status.h"
 
@@ -29,6 +30,7 @@ struct SocketNetConfig {
   int nSocksPerThread = 1;           // NCCL_NSOCKS_PERTHREAD, 1..64
   int nThreads = 0;                  // NCCL_SOCKET_NTHREADS, 0..16; nThreads x nSocksPerThread <= 64
   size_t minChunkBytes = 64 * 1024;  // NCCL_SOCKET_MIN_TASKSIZE, at most 1 GiB
+  CpuSet helperCpus;                 // where helper threads bind themselves (empty: as they are)
 };
 
 constexpr int kAbandonedConnectSeconds = 120;

@@ -23,7 +23,7 @@ Status SocketConnection::create(UniqueFd control, std::vector<UniqueFd> data, co
   }
   for (SocketRequest& slot : connection->slots_) slot.connection = connection.get();
   if (options.nThreads > 0) {
-    BRAID_CHECK(connection->pump_.start(lanes, options.nThreads, &connection->error_));
+    BRAID_CHECK(connection->pump_.start(lanes, options.nThreads, options.helperCpus, &connection->error_));
     connection->helperThreads_ = std::min(options.nThreads, count);
   }
   BRAID_INFO(kLogNet, "NET/Socket: %s %s with %d data socket%s, %d helper thread%s",

@@ -29,6 +29,7 @@ struct SocketConnectionOptions {
   size_t chunkFloor = 64 * 1024;  // the sender's minChunkBytes (receivers: from the hello)
   int nThreads = 0;               // helper threads; 0: the caller progresses the sockets
   std::string peer;               // "10.0.0.2:41234"
+  CpuSet helperCpus;              // where the helper threads bind themselves (empty: as they are)
 };
 
 class SocketConnection {

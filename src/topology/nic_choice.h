@@ -1,0 +1,44 @@
+// Which network devices a rank should use: those closest to the NUMA node it runs on,
+// by the graph's paths from each device to the rank's CPU node (PHB for a NIC under the
+// rank's own socket, through however many PCIe switches; SYS across sockets), then by
+// the path's bandwidth. Ranks of one host that find several equally close devices spread
+// over them by local rank. Pure (graph + placement + candidates in, order out), so that
+// tests choose on fixture machines; the network backends apply it (core/nic_preference.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topology/graph.h"
+#include "topology/paths.h"
+#include "topology/placement.h"
+
+namespace braid {
+
+// A device the backend could use: an interface name ("eth0") or an HCA and its port
+// ("mlx5_0", 1). Matched to the graph's NET nodes by name, and by port when both have one.
+struct NicCandidate {
+  std::string name;
+  int port = -1;  // -1: any port of that name
+};
+
+struct NicDistance {
+  int net = -1;  // the graph's NET node; -1 when the graph does not have the device
+  PathType type = PathType::DIS;
+  double bwGBs = 0;
+  int numaId = -1;  // the rank's NUMA node the path was measured to
+};
+
+struct NicOrder {
+  // Candidate indices to use, best first. When the graph ranks them: the equally closest
+  // devices, rotated by local rank. Otherwise every candidate, in the given order.
+  std::vector<int> use;
+  std::vector<NicDistance> distance;  // per candidate
+  bool ranked = false;                // whether the graph decided `use`
+  std::string why;                    // when not ranked: the reason
+};
+
+NicOrder orderNicsByDistance(const TopoGraph& graph, const TopoPaths& paths, const RankPlacement& where,
+                             const std::vector<NicCandidate>& candidates, int localRank);
+
+}  // namespace braid
