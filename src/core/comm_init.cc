@@ -151,6 +151,17 @@ Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
   return okStatus();
 }
 
+Status checkSocketInterfaces() {
+  SocketSettings settings = readSocketSettings();
+  std::vector<NetInterface> all;
+  BRAID_CHECK(listNetInterfaces(settings.sysfsRoot, &all));
+  InterfacePolicy policy;
+  policy.ifnameSpec = settings.ifname;
+  policy.family = settings.family;
+  InterfaceChoice choice;
+  return chooseInterfaces(all, policy, &choice);
+}
+
 Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUniqueId* ids, int nIds,
                         const ncclConfig_t* config, InitRequest* out) {
   if (nranks < 1) return BRAID_ERROR(ncclInvalidArgument, "%s: nranks=%d must be at least 1", apiName, nranks);
