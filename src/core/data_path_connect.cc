@@ -10,6 +10,7 @@
 #include "transport/connection_setup.h"
 #include "transport/net/net_transport.h"
 #include "transport/net/socket/socket_backend.h"
+#include "transport/net/socket/socket_wire.h"
 #include "transport/shm/shm_transport.h"
 #include "util/format.h"
 #include "util/log.h"
@@ -87,21 +88,26 @@ Status DataPath::createSocketBackend() {
   InterfacePolicy policy;
   policy.ifnameSpec = socketSettings.ifname;
   policy.family = socketSettings.family;
-  // Reach the other hosts the way the bootstrap did: through the interface it chose.
+  // Reach the other hosts the way the bootstrap did: through the interface whose address
+  // reached the root (with NCCL_SOCKET_IFNAME too: within the set, it is the one known to
+  // work). The other candidates are advertised as fallbacks.
   SocketAddress bootstrapAddress = comm_.bootstrap->address();
-  policy.routeLocal = &bootstrapAddress;
-  policy.routeToward = &bootstrapAddress;
+  policy.proven = &bootstrapAddress;
   InterfaceChoice choice;
   BRAID_CHECK(chooseInterfaces(all, policy, &choice));
   SocketNetConfig config;
   config.interfaces.push_back(choice.ranked.front());
+  config.fallbacks = fallbackInterfaces(choice, kSocketHandleMaxAddresses - 1);
   config.nSocksPerThread = settings_.nsocksPerThread;
   config.nThreads = settings_.socketThreads;
   BRAID_CHECK(createSocketNetBackend(config, &netBackend_));
   NetProperties props;
   if (netBackend_->properties(0, &props).ok()) {
-    BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s; %d socket(s) x %d thread(s) per connection",
-               props.describe.c_str(), config.nSocksPerThread, std::max(1, config.nThreads));
+    std::string fallbacks;
+    for (const NetInterface& iface : config.fallbacks) fallbacks += (fallbacks.empty() ? "" : ", ") + iface.describe();
+    BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s (%s); %d socket(s) x %d thread(s) per connection%s%s",
+               props.describe.c_str(), choice.reason.c_str(), config.nSocksPerThread, std::max(1, config.nThreads),
+               fallbacks.empty() ? "" : "; fallback addresses: ", fallbacks.c_str());
   }
   return okStatus();
 }
