@@ -261,18 +261,21 @@ class RootSession {
   Status fail(ncclResult_t code, const std::string& message) {
     BRAID_WARN("bootstrap root %s: %s", listener_.address().toString().c_str(), message.c_str());
     failAll(code, message);
-    tellLateArrivals(code, message);
-    return Status(code, message);
+    failure_ = Status(code, message);
+    return failure_;
   }
 
-  // A rank that arrives after the root gave up (the second claimant raced ahead of rank 0,
+ public:
+  // After a failure: a rank that arrives late (the second claimant raced ahead of rank 0,
   // a rank started late) would otherwise find nothing listening and retry until its own
-  // timeout; for as long as it would wait, it hears the same reason instead.
-  void tellLateArrivals(ncclResult_t code, const std::string& message) {
+  // timeout; for as long as it would wait, it hears the same reason instead. Nothing to do
+  // when the table was delivered.
+  void tellLateArrivals() {
+    if (failure_.ok()) return;
     JoinReply reply;
     reply.ok = false;
-    reply.errorCode = code;
-    reply.error = message;
+    reply.errorCode = failure_.code();
+    reply.error = failure_.message();
     std::vector<uint8_t> bytes = encodeJoinReply(reply);
     Deadline until = Deadline::afterSeconds(timeoutSec_);
     while (true) {
@@ -287,6 +290,7 @@ class RootSession {
     }
   }
 
+ private:
   Status answer() {
     JoinReply reply;
     reply.ok = true;
@@ -350,13 +354,18 @@ class RootSession {
   std::map<int, JoinedRank> ranks_;
   std::map<int, JoinedSlice> slices_;
   std::vector<UniqueFd> extraFds_;
+  Status failure_;  // why the communicator cannot form, once decided
 };
 
 }  // namespace
 
-Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop) {
+Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop,
+                 const std::function<void()>& onDone) {
   RootSession session(listener, id, timeoutSec, stop);
   Status result = session.run();
+  // The rendezvous goes first: a process that retries init must find its port free.
+  if (onDone) onDone();
+  session.tellLateArrivals();
   listener.close();
   return result;
 }
@@ -365,8 +374,7 @@ void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, do
                       std::function<void()> onDone) {
   auto shared = std::make_shared<BootstrapListener>(std::move(listener));
   startBackgroundThread([shared, id, timeoutSec, onDone = std::move(onDone)](const AbortFlag& stop) {
-    (void)serveRoot(*shared, id, timeoutSec, &stop);  // failures were reported to the ranks and logged
-    if (onDone) onDone();
+    (void)serveRoot(*shared, id, timeoutSec, &stop, onDone);  // failures were reported to the ranks and logged
   });
 }
 
