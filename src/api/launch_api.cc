@@ -88,8 +88,23 @@ BRAID_API(ncclResult_t, braidCommInitFromEnv, ncclComm_t* comm, ncclConfig_t* co
     BRAID_CHECK(detect(&detected));
     logLaunch(detected);
     fillPublicInfo(detected, info);
+    BRAID_CHECK(braid::checkSocketInterfaces());
     ncclUniqueId id;
     BRAID_CHECK(exchangeUniqueId(detected, &id));
-    return braid::initCommunicator("braidCommInitFromEnv", comm, detected.nranks, &id, 1, detected.rank, config);
+    Status status =
+        braid::initCommunicator("braidCommInitFromEnv", comm, detected.nranks, &id, 1, detected.rank, config);
+    if (!status.ok() && status.code() != ncclInProgress) {
+      // A world size larger than the processes started shows up as ranks that never
+      // joined: say where this rank's size came from.
+      std::string sizeNote;
+      for (const std::string& note : detected.notes) {
+        if (note.rfind("nranks ", 0) == 0) sizeNote = note;
+      }
+      if (!sizeNote.empty()) {
+        status.addContext(braid::strFormat("braidCommInitFromEnv (%s, %s launcher)", sizeNote.c_str(),
+                                           braid::launcherKindName(detected.launcher)));
+      }
+    }
+    return status;
   });
 }

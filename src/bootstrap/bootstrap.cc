@@ -2,8 +2,10 @@
 
 #include <cstring>
 
+#include "bootstrap/bootstrap_interface.h"
 #include "bootstrap/frames.h"
 #include "bootstrap/root.h"
+#include "bootstrap/root_dial.h"
 #include "util/format.h"
 #include "util/log.h"
 #include "util/socket.h"
@@ -44,11 +46,10 @@ Status Bootstrap::create(BootstrapConfig config, const AbortFlag* abort, std::un
   boot->timeoutSec_ = config.timeoutSec;
   boot->secret_ = config.ids[0].secret;
   boot->abort_ = abort;
-  SocketAddress bindAddr = config.localAddress;
-  bindAddr.setPort(0);
-  BRAID_CHECK(boot->listener_.open(bindAddr, boot->secret_, strFormat("rank %d", config.rank)));
+  if (config.interfaces.ranked.empty()) {
+    return BRAID_ERROR(ncclInternalError, "bootstrap created without a candidate interface");
+  }
   config.self.rank = config.rank;
-  config.self.bootstrap = boot->listener_.address();
 
   if (config.serveRootHere) {
     BootstrapListener rootListener;
@@ -96,13 +97,15 @@ Status Bootstrap::join(BootstrapConfig& config) {
 
   Deadline connectDeadline = Deadline::afterSeconds(timeoutSec_);
   UniqueFd fd;
-  Status connected = socketConnect(myRoot.root, connectDeadline, abort_, rootName, &fd);
+  Status connected = reachRoot(config, myRoot.root, rootName, connectDeadline, &fd);
   if (!connected.ok()) {
+    if (aborted(abort_)) return connected;
     return connected.addContext(
         strFormat("rank %d could not reach the bootstrap root (was ncclGetUniqueId's process "
                   "still running, and is %s reachable from this host?)",
                   rank_, myRoot.root.hostText().c_str()));
   }
+  request.self = config.self;  // now with the listener's address
   BRAID_CHECK(sendHello(fd.get(), ConnKind::RootJoin, myRoot.secret, rank_, 0, encodeJoinRequest(request),
                         connectDeadline, abort_, rootName));
   BRAID_TRACE(kLogBootstrap, "rank %d joined %s; waiting for the other ranks", rank_, rootName.c_str());
@@ -142,6 +145,35 @@ Status Bootstrap::join(BootstrapConfig& config) {
     }
   }
   peers_ = std::move(reply.peers);
+  return okStatus();
+}
+
+Status Bootstrap::reachRoot(BootstrapConfig& config, const SocketAddress& root, const std::string& rootName,
+                            Deadline deadline, UniqueFd* fd) {
+  const InterfaceChoice& choice = config.interfaces;
+  RootDial dial;
+  BRAID_CHECK(dialRoot(choice.ranked, root, deadline, abort_, rootName, &dial));
+  const NetInterface& used = choice.ranked[dial.via];
+  SocketAddress bindAddr = used.address;
+  bindAddr.setPort(0);
+  BRAID_CHECK(listener_.open(bindAddr, secret_, strFormat("rank %d", rank_)));
+  // Peers connect back to the address that just reached the root: the one shown to work.
+  config.self.bootstrap = listener_.address();
+  if (dial.failures.empty()) {
+    if (logEnabled(LogLevel::Info, kLogBootstrap)) {
+      std::string others = describeOtherCandidates(choice, dial.via);
+      BRAID_INFO(kLogBootstrap, "Bootstrap: using %s: %s%s%s", used.describe().c_str(), choice.reason.c_str(),
+                 others.empty() ? "" : "; other candidates: ", others.c_str());
+    }
+  } else {
+    std::string failed;
+    for (const std::string& failure : dial.failures) failed += (failed.empty() ? "" : "; ") + failure;
+    BRAID_WARN(
+        "Bootstrap: rank %d could not reach %s through %s; using %s instead, which reached it (peers will connect "
+        "to %s). Set NCCL_SOCKET_IFNAME to skip the interface that failed",
+        rank_, rootName.c_str(), failed.c_str(), used.describe().c_str(), listener_.address().toString().c_str());
+  }
+  *fd = std::move(dial.fd);
   return okStatus();
 }
 

@@ -14,6 +14,7 @@
 #include "bootstrap/listener.h"
 #include "bootstrap/unique_id.h"
 #include "bootstrap/wire.h"
+#include "util/net_interfaces.h"
 
 namespace braid {
 
@@ -22,7 +23,9 @@ struct BootstrapConfig {
   int nranks = 0;
   std::vector<UniqueIdContents> ids;  // one, or several for ncclCommInitRankScalable
   double timeoutSec = 300;
-  SocketAddress localAddress;  // address to listen on (port ignored)
+  // Where this rank may listen, best first, and why in that order: it listens on the first
+  // whose address reaches its root (root_dial.h) and advertises that address.
+  InterfaceChoice interfaces;
   PeerInfo self;               // this rank's description (rank and address filled in here)
   bool serveRootHere = false;  // NCCL_COMM_ID on rank 0: this rank's process runs the root
 };
@@ -56,6 +59,10 @@ class Bootstrap {
  private:
   Bootstrap() = default;
   Status join(BootstrapConfig& config);
+  // Connects to the root from the first candidate that reaches it, opens this rank's
+  // listener on that interface and logs the choice (a WARN when it was a fallback).
+  Status reachRoot(BootstrapConfig& config, const SocketAddress& root, const std::string& rootName, Deadline deadline,
+                   UniqueFd* fd);
   Status connectRing();
   // Waits for a connection of `kind` from `fromRank` with `tag`, keeping others for later.
   Status waitFor(ConnKind kind, int fromRank, uint32_t tag, Deadline deadline, IncomingConnection* out);

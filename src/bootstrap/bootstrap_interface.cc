@@ -5,7 +5,9 @@
 
 namespace braid {
 
-Status chooseBootstrapInterface(const SocketSettings& settings, const SocketAddress* root, NetInterface* chosen) {
+namespace {
+
+Status rank(const SocketSettings& settings, const SocketAddress* root, InterfaceChoice* choice) {
   std::vector<NetInterface> all;
   BRAID_CHECK(listNetInterfaces(settings.sysfsRoot, &all));
   InterfacePolicy policy;
@@ -16,13 +18,29 @@ Status chooseBootstrapInterface(const SocketSettings& settings, const SocketAddr
     policy.routeToward = root;
     policy.routeLocal = &routeLocal;
   }
+  return chooseInterfaces(all, policy, choice);
+}
+
+}  // namespace
+
+std::string describeOtherCandidates(const InterfaceChoice& choice, size_t chosen) {
+  std::string others;
+  for (size_t i = 0; i < choice.ranked.size(); ++i) {
+    if (i != chosen) others += (others.empty() ? "" : ", ") + choice.ranked[i].describe();
+  }
+  return others;
+}
+
+Status rankBootstrapInterfaces(const SocketSettings& settings, const SocketAddress& root, InterfaceChoice* choice) {
+  return rank(settings, &root, choice);
+}
+
+Status chooseRootInterface(const SocketSettings& settings, NetInterface* chosen) {
   InterfaceChoice choice;
-  BRAID_CHECK(chooseInterfaces(all, policy, &choice));
+  BRAID_CHECK(rank(settings, nullptr, &choice));
   *chosen = choice.ranked.front();
   if (logEnabled(LogLevel::Info, kLogBootstrap)) {
-    std::string others;
-    for (size_t i = 1; i < choice.ranked.size(); ++i)
-      others += (others.empty() ? "" : ", ") + choice.ranked[i].describe();
+    std::string others = describeOtherCandidates(choice, 0);
     BRAID_INFO(kLogBootstrap, "Bootstrap: using %s: %s%s%s", chosen->describe().c_str(), choice.reason.c_str(),
                others.empty() ? "" : "; other candidates: ", others.c_str());
   }

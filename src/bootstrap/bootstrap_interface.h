@@ -1,5 +1,5 @@
-// Picks the interface a rank's bootstrap listener (and ncclGetUniqueId's root) binds to,
-// and says why in the INFO log.
+// Picks the interfaces a rank's bootstrap listener (and ncclGetUniqueId's root) may bind
+// to, and says why in the INFO log.
 #pragma once
 
 #include <string>
@@ -14,7 +14,15 @@ struct SocketSettings {
   std::string sysfsRoot = "/sys";
 };
 
-// `root`: the root this rank will join (nullptr when creating a root).
-Status chooseBootstrapInterface(const SocketSettings& settings, const SocketAddress* root, NetInterface* chosen);
+// Every candidate, best first, for a rank that joins `root`: the bootstrap tries them in
+// this order until one reaches the root (root_dial.h). Logs nothing; the bootstrap logs
+// which one it ended up using.
+Status rankBootstrapInterfaces(const SocketSettings& settings, const SocketAddress& root, InterfaceChoice* choice);
+
+// The one interface a new root (ncclGetUniqueId) listens on, logged with the reason.
+Status chooseRootInterface(const SocketSettings& settings, NetInterface* chosen);
+
+// "eth1 (10.0.0.5, physical), lo (127.0.0.1, loopback)": the candidates after the first.
+std::string describeOtherCandidates(const InterfaceChoice& choice, size_t chosen);
 
 }  // namespace braid

@@ -19,6 +19,10 @@ int rootIndexOfRank(int rank, int nranks, int nIds) {
 namespace {
 
 constexpr int kReplySeconds = 10;
+// While ranks are missing the root says which, first after kFirstProgressSeconds (so that a
+// launch that is short of ranks shows up in the log within seconds even though the
+// default BRAID_BOOTSTRAP_TIMEOUT leaves slow clusters minutes), then at doubling intervals.
+constexpr double kFirstProgressSeconds = 5;
 
 struct JoinedRank {
   PeerInfo info;
@@ -39,9 +43,18 @@ class RootSession {
 
   Status run() {
     Deadline deadline = Deadline::afterSeconds(timeoutSec_);
+    auto started = Deadline::Clock::now();
+    double progressAfter = kFirstProgressSeconds;
+    Deadline progress = Deadline::afterSeconds(progressAfter);
     while (!readyToAnswer()) {
       IncomingConnection conn;
-      Status got = listener_.next(deadline, stop_, &conn);
+      Status got = listener_.next(deadline.earlier(progress), stop_, &conn);
+      if (!got.ok() && !aborted(stop_) && !deadline.expired() && progress.expired()) {
+        if (nranks_ > 0) reportProgress(std::chrono::duration<double>(Deadline::Clock::now() - started).count());
+        progressAfter *= 2;
+        progress = Deadline::afterSeconds(progressAfter);
+        continue;
+      }
       if (!got.ok()) {
         if (aborted(stop_)) {
           failAll(ncclRemoteError,
@@ -63,7 +76,12 @@ class RootSession {
         if (conn.fd.valid()) extraFds_.push_back(std::move(conn.fd));
         return fail(handled.code(), handled.message());
       }
-      if (first && nranks_ > 0) deadline = Deadline::afterSeconds(timeoutSec_);  // counts from the first join
+      if (first && nranks_ > 0) {  // the wait counts from the first join
+        deadline = Deadline::afterSeconds(timeoutSec_);
+        started = Deadline::Clock::now();
+        progressAfter = kFirstProgressSeconds;
+        progress = Deadline::afterSeconds(progressAfter);
+      }
     }
     return answer();
   }
@@ -177,7 +195,21 @@ class RootSession {
     return okStatus();
   }
 
-  std::string missingRanksMessage() const {
+  void reportProgress(double waitedSec) const {
+    BRAID_WARN(
+        "bootstrap root %s: after %.0f s still waiting for rank(s) %s of %d (%d arrived); giving up after "
+        "BRAID_BOOTSTRAP_TIMEOUT=%.0f s. Were all processes started, with the same nranks (WORLD_SIZE)?",
+        listener_.address().toString().c_str(), waitedSec, formatRankRanges(missingRanks()).c_str(), nranks_,
+        arrivedCount(), timeoutSec_);
+  }
+
+  int arrivedCount() const {
+    int arrived = static_cast<int>(ranks_.size());
+    for (const auto& [index, slice] : slices_) arrived += static_cast<int>(slice.peers.size());
+    return arrived;
+  }
+
+  std::vector<int> missingRanks() const {
     std::vector<int> missing;
     for (int r = 0; r < nranks_; ++r) {
       int owner = rootIndexOfRank(r, nranks_, nIds_);
@@ -187,12 +219,17 @@ class RootSession {
         missing.push_back(r);  // root 0 waits for whole slices; other roots only for their own ranks
       }
     }
-    int arrived = static_cast<int>(ranks_.size());
-    for (const auto& [index, slice] : slices_) arrived += static_cast<int>(slice.peers.size());
+    return missing;
+  }
+
+  std::string missingRanksMessage() const {
+    std::vector<int> missing = missingRanks();
+    int arrived = arrivedCount();
     return strFormat(
-        "rank(s) %s of %d never joined within %.0f s (BRAID_BOOTSTRAP_TIMEOUT); %d arrived. Check that "
-        "every process was started, that all were given the same nranks and unique id, and that the "
-        "bootstrap root %s is reachable from their hosts",
+        "rank(s) %s of %d never joined within %.0f s (BRAID_BOOTSTRAP_TIMEOUT sets the wait); %d arrived. "
+        "Check that every process was started (a WORLD_SIZE larger than the processes launched looks like "
+        "this), that all were given the same nranks and unique id, and that the bootstrap root %s is "
+        "reachable from their hosts",
         formatRankRanges(missing).c_str(), nranks_, timeoutSec_, arrived, listener_.address().toString().c_str());
   }
 
@@ -224,9 +261,36 @@ class RootSession {
   Status fail(ncclResult_t code, const std::string& message) {
     BRAID_WARN("bootstrap root %s: %s", listener_.address().toString().c_str(), message.c_str());
     failAll(code, message);
-    return Status(code, message);
+    failure_ = Status(code, message);
+    return failure_;
   }
 
+ public:
+  // After a failure: a rank that arrives late (the second claimant raced ahead of rank 0,
+  // a rank started late) would otherwise find nothing listening and retry until its own
+  // timeout; for as long as it would wait, it hears the same reason instead. Nothing to do
+  // when the table was delivered.
+  void tellLateArrivals() {
+    if (failure_.ok()) return;
+    JoinReply reply;
+    reply.ok = false;
+    reply.errorCode = failure_.code();
+    reply.error = failure_.message();
+    std::vector<uint8_t> bytes = encodeJoinReply(reply);
+    Deadline until = Deadline::afterSeconds(timeoutSec_);
+    while (true) {
+      IncomingConnection conn;
+      if (!listener_.next(until, stop_, &conn).ok()) return;  // the wait is over, or the process exits
+      auto kind = static_cast<ConnKind>(conn.hello.kind);
+      if (kind != ConnKind::RootJoin && kind != ConnKind::SliceJoin) continue;
+      Status sent =
+          sendFrame(conn.fd.get(), bytes, Deadline::afterSeconds(kReplySeconds).earlier(until), stop_, "a late rank");
+      if (!sent.ok())
+        BRAID_INFO(kLogBootstrap, "bootstrap root: could not answer a late rank: %s", sent.message().c_str());
+    }
+  }
+
+ private:
   Status answer() {
     JoinReply reply;
     reply.ok = true;
@@ -290,13 +354,18 @@ class RootSession {
   std::map<int, JoinedRank> ranks_;
   std::map<int, JoinedSlice> slices_;
   std::vector<UniqueFd> extraFds_;
+  Status failure_;  // why the communicator cannot form, once decided
 };
 
 }  // namespace
 
-Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop) {
+Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop,
+                 const std::function<void()>& onDone) {
   RootSession session(listener, id, timeoutSec, stop);
   Status result = session.run();
+  // The rendezvous goes first: a process that retries init must find its port free.
+  if (onDone) onDone();
+  session.tellLateArrivals();
   listener.close();
   return result;
 }
@@ -305,8 +374,7 @@ void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, do
                       std::function<void()> onDone) {
   auto shared = std::make_shared<BootstrapListener>(std::move(listener));
   startBackgroundThread([shared, id, timeoutSec, onDone = std::move(onDone)](const AbortFlag& stop) {
-    (void)serveRoot(*shared, id, timeoutSec, &stop);  // failures were reported to the ranks and logged
-    if (onDone) onDone();
+    (void)serveRoot(*shared, id, timeoutSec, &stop, onDone);  // failures were reported to the ranks and logged
   });
 }
 

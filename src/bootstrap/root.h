@@ -20,11 +20,14 @@ int rootIndexOfRank(int rank, int nranks, int nIds);
 
 // Serves on `listener` in a background thread until the table is delivered, the
 // communicator fails, or `timeoutSec` passes without it completing; then calls `onDone`
-// (may be empty). Threads are joined at process exit.
+// (may be empty). After a failure it keeps answering late joins with the reason for
+// another `timeoutSec` (or until the process exits). Threads are joined at process exit.
 void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec,
                       std::function<void()> onDone = {});
 
-// Serves in the calling thread (tests and launchRootThread).
-Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop);
+// Serves in the calling thread (launchRootThread); `onDone` runs when the outcome is
+// decided, before the late-arrival answers.
+Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop,
+                 const std::function<void()>& onDone = {});
 
 }  // namespace braid

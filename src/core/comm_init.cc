@@ -99,15 +99,12 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   BRAID_INFO(kLogInit, "%s comm %p rank %d nranks %d cudaDev -1 busId host commId 0x%" PRIx64 " - Init START",
              request.apiName, static_cast<void*>(comm), request.rank, request.nranks, comm->commHash);
 
-  NetInterface iface;
-  BRAID_CHECK(chooseBootstrapInterface(readSocketSettings(), &myRoot.root, &iface));
-
   BootstrapConfig boot;
+  BRAID_CHECK(rankBootstrapInterfaces(readSocketSettings(), myRoot.root, &boot.interfaces));
   boot.rank = request.rank;
   boot.nranks = request.nranks;
   boot.ids = request.ids;
   boot.timeoutSec = bootstrapTimeoutSeconds();
-  boot.localAddress = iface.address;
   boot.self = describeSelf();
   boot.serveRootHere = request.serveRootHere;
   BRAID_CHECK(Bootstrap::create(std::move(boot), &comm->abortFlag, &comm->bootstrap));
@@ -141,7 +138,7 @@ Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
     return okStatus();
   }
   NetInterface iface;
-  BRAID_CHECK(chooseBootstrapInterface(readSocketSettings(), nullptr, &iface));
+  BRAID_CHECK(chooseRootInterface(readSocketSettings(), &iface));
   SocketAddress bindAddr = iface.address;
   bindAddr.setPort(0);
   BootstrapListener listener;
@@ -152,6 +149,17 @@ Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
   BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: bootstrap root listening on %s", contents.root.toString().c_str());
   launchRootThread(std::move(listener), contents, bootstrapTimeoutSeconds(), std::move(onRootDone));
   return okStatus();
+}
+
+Status checkSocketInterfaces() {
+  SocketSettings settings = readSocketSettings();
+  std::vector<NetInterface> all;
+  BRAID_CHECK(listNetInterfaces(settings.sysfsRoot, &all));
+  InterfacePolicy policy;
+  policy.ifnameSpec = settings.ifname;
+  policy.family = settings.family;
+  InterfaceChoice choice;
+  return chooseInterfaces(all, policy, &choice);
 }
 
 Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUniqueId* ids, int nIds,

@@ -16,6 +16,11 @@ namespace braid {
 // under NCCL_COMM_ID, where no root runs yet.
 Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone = {});
 
+// Fails as init would when NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY leave no interface.
+// braidCommInitFromEnv checks this before the rendezvous, so that every rank with the bad
+// setting says so at once instead of waiting for a unique id that rank 0 cannot make.
+Status checkSocketInterfaces();
+
 struct InitRequest {
   const char* apiName = "ncclCommInitRank";
   int nranks = 0;

@@ -1,5 +1,6 @@
 // DataPath's connections: rings, trees and p2p pairs, made on first use, each with the
 // transport the pair of ranks can use, and logged as NCCL logs them.
+#include <algorithm>
 #include <set>
 
 #include "algorithms/tree.h"
@@ -10,6 +11,7 @@
 #include "transport/connection_setup.h"
 #include "transport/net/net_transport.h"
 #include "transport/net/socket/socket_backend.h"
+#include "transport/net/socket/socket_wire.h"
 #include "transport/shm/shm_transport.h"
 #include "util/format.h"
 #include "util/log.h"
@@ -90,10 +92,11 @@ Status DataPath::createSocketBackend() {
   InterfacePolicy policy;
   policy.ifnameSpec = socketSettings.ifname;
   policy.family = socketSettings.family;
-  // Reach the other hosts the way the bootstrap did: through the interface it chose.
+  // Reach the other hosts the way the bootstrap did: through the interface whose address
+  // reached the root (with NCCL_SOCKET_IFNAME too: within the set, it is the one known to
+  // work). The other candidates are advertised as fallbacks.
   SocketAddress bootstrapAddress = comm_.bootstrap->address();
-  policy.routeLocal = &bootstrapAddress;
-  policy.routeToward = &bootstrapAddress;
+  policy.proven = &bootstrapAddress;
   InterfaceChoice choice;
   BRAID_CHECK(chooseInterfaces(all, policy, &choice));
   // The socket backend uses one interface. The automatic ranking put the best kind first
@@ -113,15 +116,25 @@ Status DataPath::createSocketBackend() {
   std::string pinnedBy = socketSettings.ifname.empty() ? std::string() : "NCCL_SOCKET_IFNAME=" + socketSettings.ifname;
   NicOrder order = topology_->chooseNics(candidates, pinnedBy, true);
   SocketNetConfig config;
-  config.interfaces.push_back(*sameKind[static_cast<size_t>(order.use.front())]);
+  const NetInterface& primary = *sameKind[static_cast<size_t>(order.use.front())];
+  config.interfaces.push_back(primary);
   config.helperCpus = workerCpus_;
+  // The other candidates stay fallbacks, in the ranking's order, the one the bootstrap
+  // proved first when the topology preferred another.
+  InterfaceChoice rest = choice;
+  std::stable_partition(rest.ranked.begin(), rest.ranked.end(),
+                        [&](const NetInterface& iface) { return iface.name == primary.name; });
+  config.fallbacks = fallbackInterfaces(rest, kSocketHandleMaxAddresses - 1);
   config.nSocksPerThread = settings_.nsocksPerThread;
   config.nThreads = settings_.socketThreads;
   BRAID_CHECK(createSocketNetBackend(config, &netBackend_));
   NetProperties props;
   if (netBackend_->properties(0, &props).ok()) {
-    BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s; %d socket(s) x %d thread(s) per connection",
-               props.describe.c_str(), config.nSocksPerThread, std::max(1, config.nThreads));
+    std::string fallbacks;
+    for (const NetInterface& iface : config.fallbacks) fallbacks += (fallbacks.empty() ? "" : ", ") + iface.describe();
+    BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s (%s); %d socket(s) x %d thread(s) per connection%s%s",
+               props.describe.c_str(), choice.reason.c_str(), config.nSocksPerThread, std::max(1, config.nThreads),
+               fallbacks.empty() ? "" : "; fallback addresses: ", fallbacks.c_str());
   }
   return okStatus();
 }

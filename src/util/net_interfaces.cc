@@ -97,6 +97,20 @@ Status listNetInterfaces(const std::string& sysfsRoot, std::vector<NetInterface>
   return okStatus();
 }
 
+std::vector<NetInterface> fallbackInterfaces(const InterfaceChoice& choice, size_t max) {
+  std::vector<NetInterface> out;
+  for (size_t i = 1; i < choice.ranked.size() && out.size() < max; ++i) {
+    const NetInterface& iface = choice.ranked[i];
+    if (iface.cls == InterfaceClass::Loopback || iface.cls == InterfaceClass::Container ||
+        iface.cls == InterfaceClass::VirtualBridge || iface.address.isLinkLocal() ||
+        iface.address.sameHost(choice.ranked.front().address)) {
+      continue;
+    }
+    out.push_back(iface);
+  }
+  return out;
+}
+
 bool parseSocketFamily(const std::string& text, int* family) {
   std::string value(trim(text));
   for (const char* name : {"AF_INET", "INET", "IPV4", "4"}) {
@@ -148,7 +162,15 @@ Status chooseInterfaces(const std::vector<NetInterface>& all, const InterfacePol
   std::stable_sort(candidates.begin(), candidates.end(), better);
 
   std::string reason;
-  if (policy.routeLocal && policy.routeLocal->valid() && policy.ifnameSpec.empty()) {
+  if (policy.proven && policy.proven->valid()) {
+    auto proven = std::find_if(candidates.begin(), candidates.end(),
+                               [&](const NetInterface& iface) { return iface.address.sameHost(*policy.proven); });
+    if (proven != candidates.end()) {
+      std::rotate(candidates.begin(), proven, proven + 1);
+      reason = "the bootstrap reached the other ranks through it (" + policy.proven->hostText() + ")";
+    }
+  }
+  if (reason.empty() && policy.routeLocal && policy.routeLocal->valid() && policy.ifnameSpec.empty()) {
     auto routed = std::find_if(candidates.begin(), candidates.end(),
                                [&](const NetInterface& iface) { return iface.address.sameHost(*policy.routeLocal); });
     if (routed != candidates.end()) {

@@ -41,6 +41,9 @@ struct InterfacePolicy {
   int family = AF_UNSPEC;                      // from NCCL_SOCKET_FAMILY
   const SocketAddress* routeToward = nullptr;  // the root being joined, when known
   const SocketAddress* routeLocal = nullptr;   // local address the kernel uses toward it
+  // An address already shown to reach the other ranks (the bootstrap listener's, after it
+  // reached the root): its interface comes first, within NCCL_SOCKET_IFNAME's set too.
+  const SocketAddress* proven = nullptr;
 };
 
 struct InterfaceChoice {
@@ -51,6 +54,12 @@ struct InterfaceChoice {
 // Pure: ranks `all` under `policy`. Fails with a message that lists what exists when
 // nothing qualifies (a misspelt NCCL_SOCKET_IFNAME is the usual cause).
 Status chooseInterfaces(const std::vector<NetInterface>& all, const InterfacePolicy& policy, InterfaceChoice* out);
+
+// The candidates after the first that are worth advertising as fallbacks to other hosts,
+// at most `max`, best first. Loopback, link-local IPv6, docker and libvirt bridges are left
+// out: their addresses repeat on every host, so a peer "connecting" to one would reach its
+// own host.
+std::vector<NetInterface> fallbackInterfaces(const InterfaceChoice& choice, size_t max);
 
 // Parses NCCL_SOCKET_FAMILY ("AF_INET", "AF_INET6", also "inet", "ipv4", "4", ...).
 bool parseSocketFamily(const std::string& text, int* family);

@@ -1,6 +1,7 @@
 // Fuzz target: every decoder of bytes that arrive from other processes — the bootstrap's
 // hello, join request, slice join and join reply, the unique id, socket addresses in wire
-// form, and the watchdog's frames. None may crash, read out of bounds or loop; a
+// form, the socket transport's connection handle (several addresses), and the watchdog's
+// frames. None may crash, read out of bounds or loop; a
 // successful decode must survive a re-encode.
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "bootstrap/unique_id.h"
 #include "bootstrap/wire.h"
 #include "core/watchdog_frame.h"
+#include "transport/net/socket/socket_wire.h"
 #include "util/socket_address.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -39,6 +41,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size >= SocketAddress::kWireBytes) {
     SocketAddress address;
     if (SocketAddress::fromWire(data, &address)) (void)address.toString();
+  }
+  NetHandle netHandle;
+  std::memcpy(netHandle.bytes, data, size < kNetHandleBytes ? size : kNetHandleBytes);
+  SocketHandle socketHandle;
+  if (decodeSocketHandle(netHandle, &socketHandle)) {
+    if (socketHandle.addresses.empty() || socketHandle.addresses.size() > kSocketHandleMaxAddresses) __builtin_trap();
+    NetHandle again;
+    encodeSocketHandle(socketHandle, &again);
+    SocketHandle back;
+    if (!decodeSocketHandle(again, &back) || back.addresses != socketHandle.addresses) __builtin_trap();
   }
   if (size >= sizeof(WatchdogFrame)) {
     WatchdogFrame frame;

@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "bootstrap/unique_id.h"
 #include "bootstrap/wire.h"
@@ -88,6 +90,38 @@ TEST(CommFault, TwoProcessesClaimingOneRankAreRejected) {
     if (r.output.find("two processes claim rank 1") != std::string::npos) ++told;
   }
   EXPECT_GE(told, 2) << results[1].output << results[2].output;
+}
+
+// args: id, nranks, then per child: rank and start delay in ms. Prints the result, the
+// message and how long init took.
+BRAID_CHILD_SCENARIO(delayed_init) {
+  ncclUniqueId id = argToId(ctx.args[0]);
+  int nranks = std::atoi(ctx.args[1].c_str());
+  int rank = std::atoi(ctx.args[2 + 2 * ctx.index].c_str());
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ctx.args[3 + 2 * ctx.index].c_str())));
+  auto start = std::chrono::steady_clock::now();
+  ncclComm_t comm = nullptr;
+  ncclResult_t result = ncclCommInitRank(&comm, nranks, id, rank);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("RESULT %d\nSECONDS %.2f\nMESSAGE %s\n", result, seconds, ncclGetLastError(nullptr));
+  if (result == ncclSuccess) ncclCommDestroy(comm);
+  return result == ncclSuccess ? 0 : 10;
+}
+
+TEST(CommFault, RankArrivingAfterTheRootGaveUpHearsWhy) {
+  // Both claimants of rank 1 arrive first and the root rejects them; rank 0 comes 1.5 s
+  // later, when the communicator has already failed. It must hear the same reason at once,
+  // not retry a closed port until its 20 s timeout.
+  ncclUniqueId id = freshId();
+  auto results = runScenario("delayed_init", 3, {idToArg(id), "3", "1", "0", "1", "0", "0", "1500"}, kTimeout, [](int) {
+    return std::map<std::string, std::string>{{"BRAID_BOOTSTRAP_TIMEOUT", "20"}};
+  });
+  for (const auto& r : results) {
+    EXPECT_EQ(r.exitCode, 10) << r.describe();
+    EXPECT_NE(r.output.find("RESULT 5"), std::string::npos) << r.output;  // ncclInvalidUsage
+    EXPECT_NE(r.output.find("two processes claim rank 1"), std::string::npos) << r.output;
+  }
+  EXPECT_LT(results[2].seconds, 5.0) << results[2].output;
 }
 
 TEST(CommFault, RanksDisagreeingOnTheSizeAreRejected) {

@@ -14,11 +14,10 @@
 #include "braid/launch.h"
 
 #include "multiproc_util.h"
+#include "netns_hosts.h"
 
 namespace braid::test {
 namespace {
-
-int sh(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }
 
 // Collectives across the two hosts (sockets between them, SHM inside each).
 BRAID_CHILD_SCENARIO(collectives_from_env) {
@@ -57,26 +56,9 @@ BRAID_CHILD_SCENARIO(collectives_from_env) {
 class TwoHosts : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tag = std::to_string(getpid() % 100000);
-    nsA_ = "braid" + tag + "a";
-    nsB_ = "braid" + tag + "b";
-    vethA_ = "bv" + tag + "a";
-    vethB_ = "bv" + tag + "b";
-    std::string script = "set -e; ip netns add " + nsA_ + "; ip netns add " + nsB_ + "; ip link add " + vethA_ +
-                         " type veth peer name " + vethB_ + "; ip link set " + vethA_ + " netns " + nsA_ +
-                         "; ip link set " + vethB_ + " netns " + nsB_ + "; ip -n " + nsA_ +
-                         " addr add 198.51.100.1/24 dev " + vethA_ + "; ip -n " + nsB_ +
-                         " addr add 198.51.100.2/24 dev " + vethB_ + "; for n in " + nsA_ + " " + nsB_ +
-                         "; do ip -n $n link set lo up; done; ip -n " + nsA_ + " link set " + vethA_ + " up; ip -n " +
-                         nsB_ + " link set " + vethB_ + " up";
-    if (sh("sh -c '" + script + "'") != 0) {
-      TearDown();
+    if (!hosts_.create()) {
       GTEST_SKIP() << "cannot create network namespaces here (needs root and iproute2): host-crossing tests skipped";
     }
-  }
-  void TearDown() override {
-    sh("ip netns del " + nsA_);
-    sh("ip netns del " + nsB_);
   }
 
   // `perHost` ranks in each namespace; `extraEnv` added to every rank.
@@ -89,7 +71,7 @@ class TwoHosts : public ::testing::Test {
       bool onA = i < perHost;
       specs[i].scenario = scenario;
       specs[i].args = {std::to_string(n), "env"};
-      specs[i].wrapper = {"ip", "netns", "exec", onA ? nsA_ : nsB_};
+      specs[i].wrapper = hosts_.wrapper(onA);
       specs[i].env = {{"RANK", std::to_string(i)},
                       {"WORLD_SIZE", std::to_string(n)},
                       {"BRAID_RENDEZVOUS", rendezvous},
@@ -105,7 +87,7 @@ class TwoHosts : public ::testing::Test {
     return runChildren(specs, 60);
   }
 
-  std::string nsA_, nsB_, vethA_, vethB_;
+  NetnsHosts hosts_;
 };
 
 TEST_F(TwoHosts, RanksOnTwoHostsFormOneCommunicator) {

@@ -101,6 +101,33 @@ TEST(ChooseInterfaces, NoMatchListsWhatExists) {
   EXPECT_NE(status.message().find("eno1 (10.1.0.5"), std::string::npos);
 }
 
+TEST(ChooseInterfaces, ProvenAddressComesFirstEvenWithinAnExplicitList) {
+  // The bootstrap reached the root through eno1; NCCL_SOCKET_IFNAME allows ib0 and eno1.
+  SocketAddress proven;
+  ASSERT_TRUE(SocketAddress::parse("10.1.0.5:40000", 0, &proven).ok());
+  InterfacePolicy policy;
+  policy.ifnameSpec = "ib,eno";
+  policy.proven = &proven;
+  InterfaceChoice choice;
+  ASSERT_TRUE(chooseInterfaces(typicalNode(), policy, &choice).ok());
+  ASSERT_EQ(choice.ranked.size(), 2u);
+  EXPECT_EQ(choice.ranked[0].name, "eno1");
+  EXPECT_EQ(choice.ranked[1].name, "ib0");
+  EXPECT_NE(choice.reason.find("the bootstrap reached the other ranks through it (10.1.0.5)"), std::string::npos);
+}
+
+TEST(FallbackInterfaces, LeaveOutAddressesThatRepeatOnEveryHost) {
+  auto all = typicalNode();
+  all.push_back(iface("eno1", "fe80::1", InterfaceClass::Physical, 1000, 2));
+  InterfaceChoice choice;
+  ASSERT_TRUE(chooseInterfaces(all, {}, &choice).ok());
+  std::vector<std::string> names;
+  for (const NetInterface& i : fallbackInterfaces(choice, 8)) names.push_back(i.name);
+  // ib0 is the device; lo, docker0, virbr0 and the link-local fe80:: are left out.
+  EXPECT_EQ(names, (std::vector<std::string>{"ens2f0", "eno1", "veth12"}));
+  EXPECT_EQ(fallbackInterfaces(choice, 1).size(), 1u);
+}
+
 TEST(ChooseInterfaces, FamilyFilter) {
   auto all = typicalNode();
   all.push_back(iface("eno1", "fd00::5", InterfaceClass::Physical, 1000, 2));

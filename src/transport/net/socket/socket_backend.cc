@@ -80,13 +80,18 @@ Status SocketNetBackend::properties(int device, NetProperties* out) const {
 
 Status SocketNetBackend::listen(int device, NetHandle* handle, std::unique_ptr<NetListenComm>* out) {
   BRAID_CHECK(checkDevice(device, "listen"));
-  SocketAddress bindAddr = config_.interfaces[static_cast<size_t>(device)].address;
-  bindAddr.setPort(0);
+  const NetInterface& own = config_.interfaces[static_cast<size_t>(device)];
+  std::vector<SocketAddress> bindAddrs{own.address};
+  for (const NetInterface& fallback : config_.fallbacks) {
+    if (bindAddrs.size() >= kSocketHandleMaxAddresses) break;
+    if (!fallback.address.sameHost(own.address)) bindAddrs.push_back(fallback.address);
+  }
+  for (SocketAddress& address : bindAddrs) address.setPort(0);
   SocketHandle contents;
   BRAID_CHECK(randomBytes(contents.secret.data(), contents.secret.size()));
   std::unique_ptr<SocketListenComm> listener;
-  BRAID_CHECK(SocketListenComm::open(bindAddr, contents.secret, &listener));
-  contents.address = listener->address();
+  BRAID_CHECK(SocketListenComm::open(bindAddrs, contents.secret, &listener));
+  contents.addresses = listener->addresses();
   encodeSocketHandle(contents, handle);
   *out = std::move(listener);
   return okStatus();

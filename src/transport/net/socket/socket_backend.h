@@ -27,6 +27,10 @@ namespace braid {
 struct SocketNetConfig {
   // The devices, in order: the interfaces chosen by the NCCL_SOCKET_IFNAME logic.
   std::vector<NetInterface> interfaces;
+  // Other interfaces every listener also listens on and advertises after its device's
+  // own address (at most kSocketHandleMaxAddresses in all): a peer that cannot connect to
+  // the first tries these (socket_connector.h).
+  std::vector<NetInterface> fallbacks;
   int nSocksPerThread = 1;           // NCCL_NSOCKS_PERTHREAD, 1..64
   int nThreads = 0;                  // NCCL_SOCKET_NTHREADS, 0..16; nThreads x nSocksPerThread <= 64
   size_t minChunkBytes = 64 * 1024;  // NCCL_SOCKET_MIN_TASKSIZE, at most 1 GiB

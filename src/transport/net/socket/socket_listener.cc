@@ -13,10 +13,23 @@
 
 namespace braid {
 
-Status SocketListenComm::open(const SocketAddress& bindAddr, const ConnectionSecret& secret,
+Status SocketListenComm::open(const std::vector<SocketAddress>& bindAddrs, const ConnectionSecret& secret,
                               std::unique_ptr<SocketListenComm>* out) {
+  if (bindAddrs.empty()) return BRAID_ERROR(ncclInternalError, "NET/Socket: a listener without address");
   std::unique_ptr<SocketListenComm> listener(new SocketListenComm());
-  BRAID_CHECK(socketListen(bindAddr, &listener->fd_, &listener->address_));
+  for (size_t i = 0; i < bindAddrs.size(); ++i) {
+    UniqueFd fd;
+    SocketAddress bound;
+    Status listening = socketListen(bindAddrs[i], &fd, &bound);
+    if (!listening.ok()) {
+      if (i == 0) return listening;
+      BRAID_INFO(kLogNet, "NET/Socket: not listening on fallback address %s: %s", bindAddrs[i].toString().c_str(),
+                 listening.message().c_str());
+      continue;
+    }
+    listener->fds_.push_back(std::move(fd));
+    listener->addresses_.push_back(bound);
+  }
   listener->secret_ = secret;
   *out = std::move(listener);
   return okStatus();
@@ -49,10 +62,16 @@ Status SocketListenComm::poll(AcceptedSockets* out, bool* ready) {
 }
 
 Status SocketListenComm::acceptNew() {
+  for (size_t i = 0; i < fds_.size(); ++i) BRAID_CHECK(acceptOn(i));
+  return okStatus();
+}
+
+Status SocketListenComm::acceptOn(size_t index) {
+  const SocketAddress& address = addresses_[index];
   while (true) {
     sockaddr_storage remote{};
     socklen_t len = sizeof(remote);
-    int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&remote), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int fd = ::accept4(fds_[index].get(), reinterpret_cast<sockaddr*>(&remote), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return okStatus();
       // Errors of the connection being accepted (it was reset meanwhile): take the next one.
@@ -60,7 +79,7 @@ Status SocketListenComm::acceptNew() {
           errno == ENETUNREACH) {
         continue;
       }
-      return BRAID_ERROR(ncclSystemError, "accept on %s failed: %s", address_.toString().c_str(), std::strerror(errno));
+      return BRAID_ERROR(ncclSystemError, "accept on %s failed: %s", address.toString().c_str(), std::strerror(errno));
     }
     Pending pending;
     pending.fd.reset(fd);
@@ -136,7 +155,7 @@ void SocketListenComm::admit(Pending& pending) {
 
 void SocketListenComm::drop(Pending& pending, const std::string& why) {
   ++dropped_;
-  BRAID_WARN("NET/Socket: listener %s dropped a connection from %s: %s", address_.toString().c_str(),
+  BRAID_WARN("NET/Socket: listener %s dropped a connection from %s: %s", address().toString().c_str(),
              pending.from.toString().c_str(), why.c_str());
   pending.fd.reset();
 }
@@ -149,7 +168,7 @@ void SocketListenComm::expireGroups() {
     }
     dropped_ += it->second.arrived;
     BRAID_WARN("NET/Socket: listener %s dropped connection %016llx from %s: only %d of %u sockets arrived within %d s",
-               address_.toString().c_str(), static_cast<unsigned long long>(it->first),
+               address().toString().c_str(), static_cast<unsigned long long>(it->first),
                it->second.from.toString().c_str(), it->second.arrived, it->second.nSocks + 1, kGroupSeconds);
     it = groups_.erase(it);
   }

@@ -1,4 +1,6 @@
-// The accepting side of the socket transport's handshake. A connection is several TCP
+// The accepting side of the socket transport's handshake. It listens on one socket per
+// address its handle advertises (the device's interface, then the fallbacks); connections
+// are the same whichever address they came through. A connection is several TCP
 // connections (control + nSocks data sockets); each starts with a SocketHello. The listener
 // accepts without blocking, reads every pending hello side by side (as the bootstrap
 // listener does), and groups authenticated sockets by connection id until a connection is
@@ -37,11 +39,15 @@ class SocketListenComm : public NetListenComm {
   static constexpr int kHelloSeconds = 5;
   static constexpr int kGroupSeconds = 30;
 
-  static Status open(const SocketAddress& bindAddr, const ConnectionSecret& secret,
+  // Listens on every address (port 0: any free port). The first must work; a fallback
+  // address that cannot be bound is left out with an INFO line.
+  static Status open(const std::vector<SocketAddress>& bindAddrs, const ConnectionSecret& secret,
                      std::unique_ptr<SocketListenComm>* out);
 
-  const SocketAddress& address() const { return address_; }
-  std::string peerDescription() const override { return "socket listener on " + address_.toString(); }
+  const SocketAddress& address() const { return addresses_.front(); }
+  // Every address listened on, with its port: what the handle advertises.
+  const std::vector<SocketAddress>& addresses() const { return addresses_; }
+  std::string peerDescription() const override { return "socket listener on " + address().toString(); }
 
   // Non-blocking: sets *ready and fills *out when a connection is complete.
   Status poll(AcceptedSockets* out, bool* ready);
@@ -67,6 +73,7 @@ class SocketListenComm : public NetListenComm {
 
   SocketListenComm() = default;
   Status acceptNew();
+  Status acceptOn(size_t index);
   // Reads what is there; returns true when the hello is complete. Sets *dropped when the
   // socket failed or closed (it has been logged and closed).
   bool readHello(Pending& pending, bool* dropped);
@@ -74,8 +81,8 @@ class SocketListenComm : public NetListenComm {
   void drop(Pending& pending, const std::string& why);
   void expireGroups();
 
-  UniqueFd fd_;
-  SocketAddress address_;
+  std::vector<UniqueFd> fds_;  // one per address, in the same order
+  std::vector<SocketAddress> addresses_;
   ConnectionSecret secret_{};
   std::vector<Pending> pending_;
   std::map<uint64_t, Group> groups_;

@@ -1,17 +1,21 @@
 #include "transport/net/socket/socket_wire.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace braid {
 
 namespace {
 
-// Handle layout: magic(4) version(2) reserved(2) address(24) secret(16).
+// Handle layout (version 2): magic(4) version(2) count(1) reserved(1) secret(16), then
+// `count` addresses of SocketAddress::kWireBytes. Version 1 carried one address and is
+// not accepted: both sides of a connection run the same Braid.
 constexpr uint32_t kHandleMagic = 0x4B534242;  // "BBSK"
-constexpr uint16_t kHandleVersion = 1;
-constexpr size_t kHandleAddressOffset = 8;
-constexpr size_t kHandleSecretOffset = kHandleAddressOffset + SocketAddress::kWireBytes;
-static_assert(kHandleSecretOffset + sizeof(ConnectionSecret) <= kNetHandleBytes);
+constexpr uint16_t kHandleVersion = 2;
+constexpr size_t kHandleCountOffset = 6;
+constexpr size_t kHandleSecretOffset = 8;
+constexpr size_t kHandleAddressOffset = kHandleSecretOffset + sizeof(ConnectionSecret);
+static_assert(kHandleAddressOffset + kSocketHandleMaxAddresses * SocketAddress::kWireBytes <= kNetHandleBytes);
 
 template <typename T>
 void put(uint8_t* out, size_t offset, T value) {
@@ -29,18 +33,31 @@ T get(const uint8_t* in, size_t offset) {
 
 void encodeSocketHandle(const SocketHandle& in, NetHandle* out) {
   *out = NetHandle{};
+  size_t count = std::min(in.addresses.size(), kSocketHandleMaxAddresses);
   put(out->bytes, 0, kHandleMagic);
   put(out->bytes, 4, kHandleVersion);
-  in.address.toWire(out->bytes + kHandleAddressOffset);
+  put(out->bytes, kHandleCountOffset, static_cast<uint8_t>(count));
   std::memcpy(out->bytes + kHandleSecretOffset, in.secret.data(), in.secret.size());
+  for (size_t i = 0; i < count; ++i) {
+    in.addresses[i].toWire(out->bytes + kHandleAddressOffset + i * SocketAddress::kWireBytes);
+  }
 }
 
 bool decodeSocketHandle(const NetHandle& in, SocketHandle* out) {
   if (get<uint32_t>(in.bytes, 0) != kHandleMagic || get<uint16_t>(in.bytes, 4) != kHandleVersion) return false;
-  if (!SocketAddress::fromWire(in.bytes + kHandleAddressOffset, &out->address) || out->address.port() == 0) {
-    return false;
+  size_t count = get<uint8_t>(in.bytes, kHandleCountOffset);
+  if (in.bytes[kHandleCountOffset + 1] != 0 || count < 1 || count > kSocketHandleMaxAddresses) return false;
+  SocketHandle handle;
+  handle.addresses.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    SocketAddress& address = handle.addresses[i];
+    if (!SocketAddress::fromWire(in.bytes + kHandleAddressOffset + i * SocketAddress::kWireBytes, &address) ||
+        address.port() == 0) {
+      return false;
+    }
   }
-  std::memcpy(out->secret.data(), in.bytes + kHandleSecretOffset, out->secret.size());
+  std::memcpy(handle.secret.data(), in.bytes + kHandleSecretOffset, handle.secret.size());
+  *out = std::move(handle);
   return true;
 }
 

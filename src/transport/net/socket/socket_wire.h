@@ -2,7 +2,10 @@
 // message into chunks. Pure functions, so that the format and the split are unit-tested
 // without sockets.
 //
-//  - NetHandle: magic, the listener's address, a random 16-byte connection secret.
+//  - NetHandle: magic, version, the listener's addresses (1..kSocketHandleMaxAddresses:
+//    the device's interface first, then the other interfaces it listens on, so that a
+//    connection that cannot be made on one is tried on the next), a random 16-byte
+//    connection secret.
 //  - Hello: the first bytes on every socket of a connection (control and data sockets),
 //    from the connecting side: magic, secret, connection id, socket index (0 = control,
 //    1..nSocks = data), nSocks, and the sender's chunk floor. The receiver adopts the
@@ -14,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "transport/net/net_backend.h"
 #include "util/socket_address.h"
@@ -29,15 +33,21 @@ constexpr size_t kSocketChunkAlign = 4096;
 // A bound on the chunk floor a peer may announce: keeps the arithmetic far from overflow.
 constexpr size_t kSocketMaxChunkFloor = size_t{1} << 30;
 
+// How many addresses a handle carries (what fits in NetHandle's 128 bytes).
+constexpr size_t kSocketHandleMaxAddresses = 4;
+
 using ConnectionSecret = std::array<uint8_t, 16>;
 
 struct SocketHandle {
-  SocketAddress address;
+  std::vector<SocketAddress> addresses;  // 1..kSocketHandleMaxAddresses, best first
   ConnectionSecret secret{};
 };
 
+// Encodes the first kSocketHandleMaxAddresses addresses.
 void encodeSocketHandle(const SocketHandle& in, NetHandle* out);
-// False when the bytes are not a socket-transport handle (another backend's, or garbage).
+// False when the bytes are not a socket-transport handle of this version (another
+// backend's, an older Braid's, or garbage): the address count, every address and every
+// port are checked.
 bool decodeSocketHandle(const NetHandle& in, SocketHandle* out);
 
 struct SocketHello {

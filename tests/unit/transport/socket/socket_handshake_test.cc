@@ -137,7 +137,7 @@ UniqueFd rawConnect(const NetHandle& handle) {
   SocketHandle contents;
   EXPECT_TRUE(decodeSocketHandle(handle, &contents));
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  EXPECT_EQ(::connect(fd.get(), contents.address.sockaddrPtr(), contents.address.length()), 0);
+  EXPECT_EQ(::connect(fd.get(), contents.addresses[0].sockaddrPtr(), contents.addresses[0].length()), 0);
   return fd;
 }
 

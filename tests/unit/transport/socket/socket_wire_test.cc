@@ -10,13 +10,55 @@ namespace {
 
 TEST(SocketWire, HandleRoundTrip) {
   SocketHandle in, out;
-  ASSERT_TRUE(SocketAddress::parse("192.0.2.7:41234", 0, &in.address).ok());
+  in.addresses.resize(1);
+  ASSERT_TRUE(SocketAddress::parse("192.0.2.7:41234", 0, &in.addresses[0]).ok());
   for (size_t i = 0; i < in.secret.size(); ++i) in.secret[i] = static_cast<uint8_t>(i * 13 + 5);
   NetHandle handle;
   encodeSocketHandle(in, &handle);
   ASSERT_TRUE(decodeSocketHandle(handle, &out));
-  EXPECT_EQ(out.address, in.address);
+  EXPECT_EQ(out.addresses, in.addresses);
   EXPECT_EQ(out.secret, in.secret);
+}
+
+TEST(SocketWire, HandleCarriesFallbackAddressesInOrder) {
+  SocketHandle in, out;
+  for (const char* text :
+       {"198.51.100.2:4000", "[2001:db8::7]:4001", "203.0.113.9:4002", "198.51.100.3:4003", "198.51.100.4:4004"}) {
+    SocketAddress address;
+    ASSERT_TRUE(SocketAddress::parse(text, 0, &address).ok());
+    in.addresses.push_back(address);
+  }
+  NetHandle handle;
+  encodeSocketHandle(in, &handle);
+  ASSERT_TRUE(decodeSocketHandle(handle, &out));
+  // Only what fits: the first kSocketHandleMaxAddresses, best first.
+  ASSERT_EQ(out.addresses.size(), kSocketHandleMaxAddresses);
+  for (size_t i = 0; i < kSocketHandleMaxAddresses; ++i) EXPECT_EQ(out.addresses[i], in.addresses[i]) << i;
+}
+
+TEST(SocketWire, HandleRejectsBadCountsAndAddresses) {
+  SocketHandle in, out;
+  in.addresses.resize(2);
+  ASSERT_TRUE(SocketAddress::parse("198.51.100.2:4000", 0, &in.addresses[0]).ok());
+  ASSERT_TRUE(SocketAddress::parse("198.51.100.3:4001", 0, &in.addresses[1]).ok());
+  NetHandle good;
+  encodeSocketHandle(in, &good);
+  ASSERT_TRUE(decodeSocketHandle(good, &out));
+  for (uint8_t count : {uint8_t{0}, uint8_t{5}, uint8_t{255}}) {
+    NetHandle bad = good;
+    bad.bytes[6] = count;  // the address count
+    EXPECT_FALSE(decodeSocketHandle(bad, &out)) << int(count);
+  }
+  NetHandle version1 = good;
+  version1.bytes[4] = 1;
+  EXPECT_FALSE(decodeSocketHandle(version1, &out));
+  NetHandle reserved = good;
+  reserved.bytes[7] = 1;
+  EXPECT_FALSE(decodeSocketHandle(reserved, &out));
+  // A count that claims a third address where there are only zeros (no family, no port).
+  NetHandle third = good;
+  third.bytes[6] = 3;
+  EXPECT_FALSE(decodeSocketHandle(third, &out));
 }
 
 TEST(SocketWire, HandleRejectsForeignBytes) {
