@@ -117,7 +117,8 @@ std::vector<ProbeResult> ReachabilityProbe::probe(const std::vector<RankInfo>& r
     if (r.skipped || !r.error.empty()) return;
     const SocketAddress& to = targets[k];
     SocketAddress local;
-    if (localAddressToward(to, &local).ok()) r.fromIface = interfaceFor(self, local.hostText());
+    // No route at all is itself the diagnosis: the kernel has nowhere to send the SYN.
+    r.fromIface = localAddressToward(to, &local).ok() ? interfaceFor(self, local.hostText()) : "no route";
     auto start = std::chrono::steady_clock::now();
     Deadline deadline = Deadline::afterSeconds(attemptSec);
     std::string peer = strFormat("rank %d %s", r.to, r.toIface.c_str());
@@ -226,8 +227,8 @@ Section reachabilitySection(const std::vector<RankInfo>& ranks, const std::vecto
     const RankInfo& from = ranks[static_cast<size_t>(r.from)];
     const RankInfo& to = ranks[static_cast<size_t>(r.to)];
     std::string line = strFormat("FAILED: host %d (%s) via %s -> host %d (%s) %s %s: %s", from.node, from.host.c_str(),
-                                 r.fromIface.empty() ? "?" : r.fromIface.c_str(), to.node, to.host.c_str(),
-                                 r.toIface.c_str(), r.toAddress.c_str(), r.error.c_str());
+                                 r.fromIface.c_str(), to.node, to.host.c_str(), r.toIface.c_str(), r.toAddress.c_str(),
+                                 r.error.c_str());
     if (list.size() > 1) line += strFormat(" (%zu rank pairs)", list.size());
     out.lines.push_back(line);
     // The chosen bootstrap interface failing is an error (the job cannot run as

@@ -1,0 +1,167 @@
+// braid-doctor end to end under braidrun: the hello lines, every report section, the
+// verdict and exit status, --json that parses, and the contradictions the launcher
+// section must name (two ranks claiming one local rank, Slurm's NoDevFiles, a world size
+// larger than the ranks started) within a bounded time.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "run_command.h"
+
+namespace braid::test {
+namespace {
+
+using Args = std::vector<std::string>;
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// braidrun -n np braid-doctor args; `shellPrefix` (e.g. "LOCAL_RANK=0") is set in each
+// rank's environment through /bin/sh, after braidrun's own variables.
+CommandResult doctor(int np, const Args& args = {}, const std::string& shellPrefix = "", double limitSec = 120) {
+  Args argv = {BRAIDRUN_PATH, "-n", std::to_string(np)};
+  if (shellPrefix.empty()) {
+    argv.push_back(BRAID_DOCTOR_PATH);
+    argv.insert(argv.end(), args.begin(), args.end());
+  } else {
+    argv.insert(argv.end(), {"/bin/sh", "-c", shellPrefix + " exec \"$0\" \"$@\"", BRAID_DOCTOR_PATH});
+    argv.insert(argv.end(), args.begin(), args.end());
+  }
+  return runCommand(argv, limitSec);
+}
+
+// braidrun prefixes each line with "[rank] ": rank 0's lines without the prefix.
+std::string rankOutput(const std::string& out, int rank) {
+  std::string prefix = "[" + std::to_string(rank) + "] ", text;
+  for (const std::string& line : splitLines(out)) {
+    if (line.rfind(prefix, 0) == 0) text += line.substr(prefix.size()) + "\n";
+  }
+  return text;
+}
+
+void expectHealthyRun(int np) {
+  CommandResult r = doctor(np);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::set<int> hellos;
+  for (const std::string& line : splitLines(r.out)) {
+    if (!contains(line, "hello from rank ")) continue;
+    int rank = std::stoi(line.substr(1));
+    hellos.insert(rank);
+    EXPECT_TRUE(contains(line, "hello from rank " + std::to_string(rank) + "/" + std::to_string(np) + " (local rank " +
+                                   std::to_string(rank) + "/" + std::to_string(np) + ") on "))
+        << line;
+    EXPECT_TRUE(contains(line, ", device host, launcher braidrun")) << line;
+  }
+  EXPECT_EQ(hellos.size(), static_cast<size_t>(np)) << r.out;
+  std::string report = rankOutput(r.out, 0);
+  for (const char* part : {"== Launcher ==", "braidrun detected", "LOCAL_WORLD_SIZE=", "rank 0 from RANK",
+                           "== Network (per host) ==", "chosen for bootstrap and sockets", "why: ", "== Reachability",
+                           " failed, ", "== Topology and channels ==", "Topology from", "SHM bandwidth: ranks 0 -> 1",
+                           "all-reduce 16777216 bytes (float sum): results correct", "busBw", "Verdict: OK"}) {
+    EXPECT_TRUE(contains(report, part)) << part << "\n" << report;
+  }
+  EXPECT_TRUE(contains(report, " connected, 0 failed")) << report;
+  // The report is rank 0's alone.
+  EXPECT_FALSE(contains(rankOutput(r.out, 1), "Verdict")) << r.out;
+}
+
+TEST(BraidDoctor, TwoRanksPassAndReport) { expectHealthyRun(2); }
+
+TEST(BraidDoctor, ThreeRanksPassAndReport) { expectHealthyRun(3); }
+
+TEST(BraidDoctor, JsonParsesAndHasEverySection) {
+  CommandResult r = doctor(3, {"--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  // The hello lines go to stderr so that stdout is one document.
+  EXPECT_TRUE(contains(r.err, "hello from rank 2/3")) << r.err;
+  std::string json = rankOutput(r.out, 0);
+  ASSERT_EQ(json.front(), '{') << json;
+  EXPECT_TRUE(rankOutput(r.out, 1).empty()) << r.out;
+  char path[] = "/tmp/braid-doctor-json-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << json;
+  // Python's json module is the reference parser; the check prints what the test asserts.
+  CommandResult parsed =
+      runCommand({"python3", "-c",
+                  "import json,sys\n"
+                  "d=json.load(open(sys.argv[1]))\n"
+                  "print(d['verdict']['status'], d['ranks'], len(d['hello']), d['bandwidth']['allreduce']['correct'],\n"
+                  "      len(d['bandwidth']['pairs']), d['reachability']['connected'] > 0, sorted(d))",
+                  path});
+  unlink(path);
+  if (parsed.exitCode != 0 && contains(parsed.err, "No such file")) GTEST_SKIP() << "python3 is not installed";
+  ASSERT_EQ(parsed.exitCode, 0) << parsed.describe() << "\n" << json;
+  EXPECT_EQ(parsed.out,
+            "OK 3 3 True 3 True ['bandwidth', 'braid_version', 'exit_status', 'hello', 'launcher', 'network', "
+            "'ranks', 'reachability', 'tool', 'topology', 'verdict']\n")
+      << json;
+}
+
+TEST(BraidDoctor, TwoRanksClaimingOneLocalRankIsAnError) {
+  CommandResult r = doctor(2, {}, "LOCAL_RANK=0");
+  EXPECT_EQ(r.exitCode, 2) << r.describe();
+  std::string report = rankOutput(r.out, 0);
+  EXPECT_TRUE(contains(report, "ERROR [launcher] ranks 0,1 on host 0")) << report;
+  EXPECT_TRUE(contains(report, "all claim local rank 0")) << report;
+  EXPECT_TRUE(contains(report, "fix: let the launcher set the local rank")) << report;
+  EXPECT_TRUE(contains(report, "Verdict: ERROR")) << report;
+}
+
+TEST(BraidDoctor, SlurmWithoutGpusIsAWarningWithTheGresFlag) {
+  CommandResult r = doctor(2, {}, "CUDA_VISIBLE_DEVICES=NoDevFiles");
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  std::string report = rankOutput(r.out, 0);
+  EXPECT_TRUE(contains(report, "WARN [launcher] rank 0: CUDA_VISIBLE_DEVICES=NoDevFiles")) << report;
+  EXPECT_TRUE(contains(report, "--gres=gpu:")) << report;
+}
+
+TEST(BraidDoctor, SharedAndDuplicatedDevicesAreNamed) {
+  CommandResult r = doctor(2, {}, "CUDA_VISIBLE_DEVICES=0,0");
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  std::string report = rankOutput(r.out, 0);
+  EXPECT_TRUE(contains(report, "CUDA_VISIBLE_DEVICES=0,0 lists '0' twice")) << report;
+}
+
+TEST(BraidDoctor, WorldSizeLargerThanTheRanksStartedFailsInBoundedTime) {
+  // Two ranks started, three announced: the communicator cannot form. Each rank says so
+  // and exits non-zero within the bootstrap timeout instead of waiting forever.
+  CommandResult r = doctor(2, {}, "WORLD_SIZE=3 BRAID_BOOTSTRAP_TIMEOUT=3", 60);
+  EXPECT_NE(r.exitCode, 0) << r.describe();
+  EXPECT_FALSE(r.timedOut) << r.describe();
+  EXPECT_LT(r.seconds, 30.0) << r.describe();
+  EXPECT_TRUE(contains(r.err, "creating the communicator")) << r.describe();
+  EXPECT_TRUE(contains(r.err, "ERROR [init]")) << r.describe();
+}
+
+TEST(BraidDoctor, OverallTimeoutEndsTheRun) {
+  // Rank 1 never starts the doctor: rank 0 waits in the bootstrap and the --timeout
+  // watchdog ends it with status 3, naming the step.
+  CommandResult r =
+      runCommand({BRAIDRUN_PATH, "-n", "2", "/bin/sh", "-c",
+                  "if [ \"$RANK\" = 0 ]; then exec \"$0\" --timeout 2; else sleep 8; fi", BRAID_DOCTOR_PATH},
+                 60);
+  EXPECT_TRUE(contains(r.err, "gave up after 2 s while creating the communicator")) << r.describe();
+  EXPECT_LT(r.seconds, 30.0) << r.describe();
+  EXPECT_NE(r.exitCode, 0) << r.describe();
+}
+
+TEST(BraidDoctor, BadOptionsAreUsageErrors) {
+  CommandResult r = runCommand({BRAID_DOCTOR_PATH, "--nope"});
+  EXPECT_EQ(r.exitCode, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "unknown option")) << r.describe();
+  r = runCommand({BRAID_DOCTOR_PATH, "--help"});
+  EXPECT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "exit status: 0 every check passed")) << r.describe();
+}
+
+}  // namespace
+}  // namespace braid::test
