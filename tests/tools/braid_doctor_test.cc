@@ -140,6 +140,9 @@ TEST(BraidDoctor, WorldSizeLargerThanTheRanksStartedFailsInBoundedTime) {
   EXPECT_LT(r.seconds, 30.0) << r.describe();
   EXPECT_TRUE(contains(r.err, "creating the communicator")) << r.describe();
   EXPECT_TRUE(contains(r.err, "ERROR [init]")) << r.describe();
+  // The variable behind it is in each rank's explanation.
+  EXPECT_TRUE(contains(r.err, "derived: nranks 3 from WORLD_SIZE")) << r.describe();
+  EXPECT_TRUE(contains(r.err, "never joined")) << r.describe();
 }
 
 TEST(BraidDoctor, OverallTimeoutEndsTheRun) {

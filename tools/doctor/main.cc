@@ -100,19 +100,29 @@ void printSection(const Section& s) {
 }
 
 // What a rank says when the communicator cannot even be created: there is no rank 0 to
-// gather at, so each failing rank explains itself.
-int reportInitFailure(ncclResult_t result, bool json) {
+// gather at, so each failing rank explains itself, with what its launcher variables said
+// (the usual cause: a world size, rank or rendezvous that does not match the launch).
+int reportInitFailure(ncclResult_t result, const RankInfo& self, bool json) {
   std::string text = ncclFailure("creating the communicator (braidCommInitFromEnv)", result);
+  braidLaunchInfo launch{};
+  bool known = braidGetLaunchInfo(&launch) == ncclSuccess;
+  std::string who = known ? strFormat("rank %d/%d (local rank %d/%d) on %s, launcher %s", launch.rank, launch.nranks,
+                                      launch.localRank, launch.localSize, hostName().c_str(), launch.launcher)
+                          : "a rank on " + hostName() + " (launcher variables unreadable: " + self.launchError + ")";
   Findings findings;
-  findings.error("init", text,
-                 "check the launcher variables (NCCL_DEBUG=INFO shows each value and its source); all ranks must be "
-                 "started (srun -n / mpirun -np / WORLD_SIZE equal to the processes launched) and reach rank 0's "
-                 "host (MASTER_ADDR, NCCL_SOCKET_IFNAME)");
+  findings.error("init", who + ": " + text,
+                 "check the launcher variables below; all ranks must be started (srun -n / mpirun -np / WORLD_SIZE "
+                 "equal to the processes launched) and reach rank 0's host (MASTER_ADDR, NCCL_SOCKET_IFNAME)");
   if (json) {
-    Json doc = Json::object().set("tool", "braid-doctor").set("verdict", verdictJson(findings));
+    Json doc = Json::object()
+                   .set("tool", "braid-doctor")
+                   .set("derived", Json::strings(self.derived))
+                   .set("verdict", verdictJson(findings))
+                   .set("exit_status", verdictExitCode(findings));
     std::printf("%s\n", doc.dump().c_str());
   } else {
-    std::fprintf(stderr, "braid-doctor: on %s: %s\n", hostName().c_str(), text.c_str());
+    std::fprintf(stderr, "no communicator: %s\n", who.c_str());
+    for (const std::string& line : self.derived) std::fprintf(stderr, "  derived: %s\n", line.c_str());
     for (const std::string& line : verdictLines(findings)) std::fprintf(stderr, "%s\n", line.c_str());
   }
   return verdictExitCode(findings);
@@ -137,7 +147,7 @@ int run(const Options& o) {
   ncclComm_t comm = nullptr;
   braidLaunchInfo launch{};
   ncclResult_t initResult = braidCommInitFromEnv(&comm, nullptr, &launch);
-  if (initResult != ncclSuccess) return reportInitFailure(initResult, o.json);
+  if (initResult != ncclSuccess) return reportInitFailure(initResult, self, o.json);
 
   gPhase = "collecting this rank's facts";
   collectIdentity(comm, launch, &self);

@@ -237,6 +237,15 @@ Section reachabilitySection(const std::vector<RankInfo>& ranks, const std::vecto
     bool chosen = to.bootstrapIface == r.toIface;
     std::string text = strFormat("host %d (%s) cannot connect to %s %s on host %d (%s)", from.node, from.host.c_str(),
                                  r.toIface.c_str(), r.toAddress.c_str(), to.node, to.host.c_str());
+    // Host-local bridges (docker0, virbr0) carry the same address on every host: a
+    // connection "to" it reaches the prober's own host, never the peer.
+    for (const InterfaceInfo& mine : from.interfaces) {
+      if (!r.toAddress.empty() && r.toAddress.rfind(mine.address + ":", 0) == 0) {
+        text += strFormat(" (%s is also %s's own address on host %d: a host-local bridge?)", mine.address.c_str(),
+                          mine.name.c_str(), from.node);
+        break;
+      }
+    }
     if (chosen) {
       findings->error("reachability", text + ", the interface its bootstrap uses",
                       "choose an interface every host can reach: NCCL_SOCKET_IFNAME=<name> (e.g. the one the "
