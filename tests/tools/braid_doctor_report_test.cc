@@ -109,6 +109,24 @@ TEST(DoctorLauncher, CudaVisibleDevicesOddities) {
   EXPECT_TRUE(contains(allText(empty), "CUDA_VISIBLE_DEVICES is set but empty")) << allText(empty);
 }
 
+TEST(DoctorLauncher, VariablesThatDifferFromRankZeroAreListed) {
+  std::vector<RankInfo> ranks = ranksOf(2, 1);
+  ranks[0].env = {{"RANK", "0"}, {"NCCL_SOCKET_IFNAME", "eth0"}};
+  ranks[1].env = {{"RANK", "1"}, {"NCCL_SOCKET_IFNAME", "ens1"}, {"NCCL_NET", "IB"}};
+  Findings f;
+  Section s = launcherSection(ranks, &f);
+  std::string lines;
+  for (const std::string& line : s.lines) lines += line + "\n";
+  EXPECT_TRUE(contains(lines, "  differs: NCCL_NET=IB (rank 0: unset)")) << lines;
+  EXPECT_TRUE(contains(lines, "  differs: NCCL_SOCKET_IFNAME=ens1 (rank 0: eth0)")) << lines;
+  EXPECT_FALSE(contains(lines, "differs: RANK")) << lines;  // per-rank by design
+  // Interface names may differ per host; the network backend may not.
+  std::string text = allText(f);
+  EXPECT_EQ(verdictExitCode(f), 1) << text;
+  EXPECT_TRUE(contains(text, "WARN [launcher] rank 1 has NCCL_NET=IB (rank 0: unset)")) << text;
+  EXPECT_FALSE(contains(text, "rank 1 has NCCL_SOCKET_IFNAME")) << text;
+}
+
 TEST(DoctorLauncher, DifferentLaunchersAreAnError) {
   std::vector<RankInfo> ranks = ranksOf(2, 1);
   ranks[1].launcher = "openmpi";

@@ -140,6 +140,60 @@ void checkDevices(const std::vector<RankInfo>& ranks, Findings* findings) {
   }
 }
 
+// Variables that differ between ranks by design (each rank's identity); anything else
+// that differs from rank 0 is shown, and settings the ranks must share are a warning.
+bool perRankVariable(const std::string& name) {
+  for (const char* v : {"RANK", "LOCAL_RANK", "GROUP_RANK", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID",
+                        "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMIX_RANK",
+                        "MPI_LOCALRANKID", "CUDA_VISIBLE_DEVICES", "NCCL_HOSTID", "SLURM_STEP_GPUS"}) {
+    if (name == v) return true;
+  }
+  return false;
+}
+
+bool mustAgree(const std::string& name) {
+  for (const char* v : {"WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "BRAID_RENDEZVOUS", "BRAID_JOB_TOKEN", "NCCL_NET",
+                        "NCCL_IB_DISABLE", "NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY",
+                        "NCCL_SOCKET_FAMILY", "NCCL_SHM_DISABLE", "NCCL_PROTO", "NCCL_ALGO", "NCCL_COMM_ID"}) {
+    if (name == v) return true;
+  }
+  return false;
+}
+
+std::string valueOf(const std::vector<EnvVar>& env, const std::string& name, bool* set) {
+  for (const EnvVar& v : env) {
+    if (v.name == name) {
+      *set = true;
+      return v.value;
+    }
+  }
+  *set = false;
+  return "";
+}
+
+// "NCCL_SOCKET_IFNAME=ib0 (rank 0: unset)" for each variable rank `r` has differently.
+std::vector<std::string> differencesFromRankZero(const RankInfo& zero, const RankInfo& r, Findings* findings) {
+  std::set<std::string> names;
+  for (const EnvVar& v : zero.env) names.insert(v.name);
+  for (const EnvVar& v : r.env) names.insert(v.name);
+  std::vector<std::string> out;
+  for (const std::string& name : names) {
+    if (perRankVariable(name)) continue;
+    bool inZero = false, inR = false;
+    std::string a = valueOf(zero.env, name, &inZero), b = valueOf(r.env, name, &inR);
+    if (inZero == inR && a == b) continue;
+    std::string line = name + "=" + (inR ? b : "(unset)") + " (rank 0: " + (inZero ? a : "unset") + ")";
+    out.push_back(line);
+    if (mustAgree(name)) {
+      findings->warn("launcher", strFormat("rank %d has %s", r.rank, line.c_str()),
+                     strFormat("export the same %s to every rank (srun and mpirun -x pass the launching shell's "
+                               "value; set it there, not in per-node profiles)",
+                               name.c_str()));
+    }
+  }
+  return out;
+}
+
 void checkLocalRanks(const std::vector<RankInfo>& ranks, Findings* findings) {
   std::map<int, std::vector<const RankInfo*>> byNode;
   for (const RankInfo& r : ranks) byNode[r.node].push_back(&r);
@@ -242,6 +296,7 @@ Section launcherSection(const std::vector<RankInfo>& ranks, Findings* findings) 
       out.lines.push_back(strFormat("rank %d: rank %d of %d, local %d/%d (Braid counts %d/%d on host %d)", r.rank,
                                     r.launcherRank, r.launcherSize, r.localRank, r.localSize, r.braidLocalRank,
                                     r.braidLocalSize, r.node));
+      for (const std::string& d : differencesFromRankZero(first, r, findings)) out.lines.push_back("  differs: " + d);
     } else {
       out.lines.insert(out.lines.begin() + 1,
                        strFormat("rank 0: rank %d of %d, local %d/%d (Braid counts %d/%d on host %d)", r.launcherRank,

@@ -80,13 +80,13 @@ int parseArgs(int argc, char** argv, Options* o) {
 // when the whole run overstays, naming the step it was in.
 std::atomic<const char*> gPhase{"starting"};
 
-void startOverallTimeout(double seconds, int* rankPtr) {
+void startOverallTimeout(double seconds, const std::atomic<int>* rankPtr) {
   std::thread([seconds, rankPtr] {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     std::fprintf(stderr,
                  "braid-doctor: rank %d: gave up after %.0f s while %s (a rank is stuck or gone: see the "
                  "other ranks' output)\n",
-                 *rankPtr, seconds, gPhase.load());
+                 rankPtr->load(), seconds, gPhase.load());
     std::fflush(stdout);
     _exit(3);
   }).detach();
@@ -129,7 +129,7 @@ int reportInitFailure(ncclResult_t result, const RankInfo& self, bool json) {
 }
 
 int run(const Options& o) {
-  static int rank = -1;
+  static std::atomic<int> rank{-1};
   startOverallTimeout(o.timeoutSec, &rank);
   // An operation that waits longer than this for a peer fails (instead of waiting
   // forever); joining the communicator is bounded the same way.
