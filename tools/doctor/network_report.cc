@@ -11,7 +11,9 @@
 #include "util/socket.h"
 
 #if BRAID_HAVE_IB
-#include "transport/net/ib/ib_backend.h"
+#include "transport/net/ib/ib_devices.h"
+#include "transport/net/ib/ib_gid.h"
+#include "transport/net/ib/ibv_api.h"
 #endif
 
 namespace braid::doctor {
@@ -77,15 +79,34 @@ void collectIb(RankInfo* info) {
     return;
   }
   std::string sysfs = params::kIbSysfsRoot.get();
+  // The library's own steps (load, list ACTIVE ports, NCCL_IB_HCA), done here one by one
+  // so that the ports it would skip are shown with the reason, not just dropped.
   const IbvApi* api = nullptr;
-  std::vector<IbPort> ports;
-  std::string whyNot;
-  Status probed = probeIbPorts(sysfs, params::kIbHca.get(), &api, &ports, &whyNot);
-  if (!probed.ok()) {
-    info->ibNote = probed.message();
+  Status loaded = loadIbvApi(&api);
+  if (!loaded.ok()) {
+    info->ibNote = loaded.message();
     return;
   }
-  info->ibNote = whyNot;
+  std::vector<IbPort> all;
+  Status listed = listIbPorts(*api, sysfs, &all, &info->ibSkipped);
+  if (!listed.ok()) {
+    info->ibNote = listed.message();
+    return;
+  }
+  std::string hca = params::kIbHca.get();
+  std::vector<IbPort> ports = filterPorts(all, hca);
+  for (const IbPort& port : all) {
+    bool kept = false;
+    for (const IbPort& p : ports) kept |= p.device == port.device && p.port == port.port;
+    if (!kept)
+      info->ibSkipped.push_back(
+          strFormat("%s:%d: not selected by NCCL_IB_HCA=%s", port.device.c_str(), port.port, hca.c_str()));
+  }
+  if (all.empty()) {
+    info->ibNote = "no ACTIVE InfiniBand/RoCE port";
+  } else if (ports.empty()) {
+    info->ibNote = strFormat("NCCL_IB_HCA=%s leaves none of the %zu ACTIVE ports", hca.c_str(), all.size());
+  }
   GidPolicy policy;
   policy.forcedIndex = static_cast<int>(params::kIbGidIndex.get());
   parseAddrFamily(params::kIbAddrFamily.get(), &policy.family);
@@ -183,6 +204,7 @@ Section networkSection(const std::vector<RankInfo>& ranks, Findings* findings) {
     }
     Json ibPorts = Json::array();
     if (r.ibPorts.empty()) out.lines.push_back("  IB/RoCE: none (" + r.ibNote + ")");
+    for (const std::string& skipped : r.ibSkipped) out.lines.push_back("  IB port skipped: " + skipped);
     for (const IbPortInfo& p : r.ibPorts) {
       hostsWithIb.insert(node);
       out.lines.push_back(strFormat("  IB port %s:%d %s %s, %zu GID(s):", p.device.c_str(), p.port, p.linkLayer.c_str(),
@@ -229,7 +251,8 @@ Section networkSection(const std::vector<RankInfo>& ranks, Findings* findings) {
                    .set("bootstrap_address", r.bootstrapAddress)
                    .set("reason", r.candidateReason)
                    .set("ib_ports", std::move(ibPorts))
-                   .set("ib_note", r.ibNote));
+                   .set("ib_note", r.ibNote)
+                   .set("ib_skipped", Json::strings(r.ibSkipped)));
   }
   if (!hostsWithIb.empty() && hostsWithIb.size() < byNode.size()) {
     findings->warn("network",

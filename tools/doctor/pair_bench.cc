@@ -54,6 +54,31 @@ ncclResult_t measurePair(ncclComm_t comm, int self, int a, int b, PairResult* ou
   return ncclSuccess;
 }
 
+// A rank x rank table of one measurement: row a, column b holds the pair (a, b) measured
+// from a; the lower triangle and unmeasured pairs stay blank.
+std::vector<std::string> matrixLines(const char* title, int nranks, const std::vector<PairResult>& pairs,
+                                     double PairResult::*field, int decimals) {
+  std::vector<std::vector<std::string>> cells(static_cast<size_t>(nranks),
+                                              std::vector<std::string>(static_cast<size_t>(nranks)));
+  for (const PairResult& p : pairs) {
+    if (p.a < 0 || p.b < 0 || p.a >= nranks || p.b >= nranks) continue;
+    cells[static_cast<size_t>(p.a)][static_cast<size_t>(p.b)] =
+        p.error.empty() ? strFormat("%.*f", decimals, p.*field) : std::string("FAIL");
+  }
+  std::vector<std::string> lines = {title};
+  std::string header = "      ";
+  for (int b = 0; b < nranks; ++b) header += strFormat("%9d", b);
+  lines.push_back(header);
+  for (int a = 0; a < nranks; ++a) {
+    std::string row = strFormat("  %4d", a);
+    for (int b = 0; b < nranks; ++b) {
+      row += strFormat("%9s", a == b ? "-" : cells[static_cast<size_t>(a)][static_cast<size_t>(b)].c_str());
+    }
+    lines.push_back(row);
+  }
+  return lines;
+}
+
 }  // namespace
 
 std::vector<std::pair<int, int>> benchPairs(int nranks) {
@@ -200,6 +225,18 @@ Section benchSection(const std::vector<RankInfo>& ranks, const std::vector<PairR
                       .set("latency_us", p.latencyUs)
                       .set("bandwidth_gbs", p.bandwidthGBs)
                       .set("error", p.error));
+  }
+  // The matrix form, when every pair was measured (up to kFullMatrixRanks ranks).
+  int nranks = static_cast<int>(ranks.size());
+  if (nranks > 1 && nranks <= kFullMatrixRanks && !pairs.empty()) {
+    for (const std::string& line :
+         matrixLines("bandwidth GB/s (row -> column):", nranks, pairs, &PairResult::bandwidthGBs, 3)) {
+      out.lines.push_back(line);
+    }
+    for (const std::string& line :
+         matrixLines("latency us (row <-> column):", nranks, pairs, &PairResult::latencyUs, 1)) {
+      out.lines.push_back(line);
+    }
   }
   Json ar = Json::object().set("bytes", static_cast<int64_t>(allReduce.bytes));
   if (!allReduce.error.empty()) {

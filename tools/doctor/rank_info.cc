@@ -87,6 +87,7 @@ std::vector<uint8_t> encodeRankInfo(const RankInfo& info) {
       w.str(g.ndev);
     });
   });
+  putStrings(w, info.ibSkipped);
   putList(w, info.listeners, [&](const ListenerInfo& l) {
     w.str(l.iface);
     w.str(l.address);
@@ -133,6 +134,7 @@ bool decodeRankInfo(const std::vector<uint8_t>& bytes, RankInfo* out) {
                                return i32(&g.index) && str(&g.gid) && str(&g.type) && str(&g.ndev);
                              });
                     }) &&
+            getStrings(r, &info.ibSkipped) &&
             getList(r, &info.listeners, [&](ListenerInfo& l) { return str(&l.iface) && str(&l.address); });
   if (!ok || !r.finished()) return false;
   *out = std::move(info);

@@ -64,7 +64,8 @@ struct RankInfo {
   std::string bootstrapAddress;
   std::string bootstrapIface;
   std::vector<IbPortInfo> ibPorts;
-  std::string ibNote;  // why IB is not usable here, when it is not
+  std::string ibNote;                  // why IB is not usable here, when it is not
+  std::vector<std::string> ibSkipped;  // ports left out: not ACTIVE, not in NCCL_IB_HCA
   std::vector<ListenerInfo> listeners;
 };
 
