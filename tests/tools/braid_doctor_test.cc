@@ -131,6 +131,18 @@ TEST(BraidDoctor, SharedAndDuplicatedDevicesAreNamed) {
   EXPECT_TRUE(contains(report, "CUDA_VISIBLE_DEVICES=0,0 lists '0' twice")) << report;
 }
 
+TEST(BraidDoctor, MoreRanksThanGpusInTheTopologyIsAWarning) {
+  // The topology file stands for a server with 4 GPUs; 5 ranks on it cannot each have one.
+  std::string topo = std::string(BRAID_TOPO_FIXTURES) + "/pcie_4gpu_1nic.xml";
+  CommandResult r = doctor(5, {"--allreduce-bytes", "65536"}, "NCCL_TOPO_FILE=" + topo);
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  std::string report = rankOutput(r.out, 0);
+  EXPECT_TRUE(contains(report, "4 GPUs (sm 75)")) << report;
+  EXPECT_TRUE(contains(report, "Channel 00/01 : 0 1 2 3")) << report;
+  EXPECT_TRUE(contains(report, "WARN [topology] 5 ranks on host 0 (")) << report;
+  EXPECT_TRUE(contains(report, "fix: start one rank per GPU: srun --ntasks-per-node=4 --gres=gpu:4")) << report;
+}
+
 TEST(BraidDoctor, WorldSizeLargerThanTheRanksStartedFailsInBoundedTime) {
   // Two ranks started, three announced: the communicator cannot form. Each rank says so
   // and exits non-zero within the bootstrap timeout instead of waiting forever.

@@ -36,6 +36,20 @@ Section topologySection(const std::vector<RankInfo>& ranks, int cudaDev, Finding
     out.json.set("error", s.message());
     return out;
   }
+  // More ranks on rank 0's host than GPUs in its topology: ranks would share GPUs (or a
+  // local rank would point past the last one) once they drive devices.
+  int gpus = graph.countOf(TopoNodeType::Gpu);
+  int localRanks = 0;
+  for (const RankInfo& r : ranks) localRanks += r.node == ranks.front().node ? 1 : 0;
+  if (gpus > 0 && localRanks > gpus) {
+    findings->warn("topology",
+                   strFormat("%d ranks on host %d (%s) but its topology has %d GPU(s): local ranks %d and up have no "
+                             "GPU of their own",
+                             localRanks, ranks.front().node, ranks.front().host.c_str(), gpus, gpus),
+                   strFormat("start one rank per GPU: srun --ntasks-per-node=%d --gres=gpu:%d, mpirun --map-by "
+                             "ppr:%d:node, torchrun --nproc-per-node=%d",
+                             gpus, gpus, gpus, gpus));
+  }
   SearchSettings search;
   search.nNodes = std::max(1, nNodes);
   PathOptions paths;
