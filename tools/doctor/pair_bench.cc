@@ -186,6 +186,9 @@ Section benchSection(const std::vector<RankInfo>& ranks, const std::vector<PairR
   out.key = "bandwidth";
   out.title = "Point-to-point (send/recv, one pair at a time) and all-reduce";
   std::string net = std::string("NET/") + (netName ? netName : "?");
+  auto known = [&](const PairResult& p) {
+    return p.a >= 0 && p.b >= 0 && static_cast<size_t>(p.a) < ranks.size() && static_cast<size_t>(p.b) < ranks.size();
+  };
   auto transport = [&](const PairResult& p) {
     bool sameHost = ranks[static_cast<size_t>(p.a)].node == ranks[static_cast<size_t>(p.b)].node;
     return sameHost && !shmDisabled ? std::string("SHM") : net;
@@ -193,11 +196,12 @@ Section benchSection(const std::vector<RankInfo>& ranks, const std::vector<PairR
   Json pairJson = Json::array();
   std::vector<double> netBandwidths;
   for (const PairResult& p : pairs) {
-    if (p.error.empty() && transport(p) != "SHM") netBandwidths.push_back(p.bandwidthGBs);
+    if (known(p) && p.error.empty() && transport(p) != "SHM") netBandwidths.push_back(p.bandwidthGBs);
   }
   std::sort(netBandwidths.begin(), netBandwidths.end());
   double median = netBandwidths.empty() ? 0 : netBandwidths[netBandwidths.size() / 2];
   for (const PairResult& p : pairs) {
+    if (!known(p)) continue;
     std::string via = transport(p);
     if (!p.error.empty()) {
       out.lines.push_back(strFormat("ranks %d <-> %d %-10s FAILED: %s", p.a, p.b, via.c_str(), p.error.c_str()));

@@ -17,6 +17,8 @@ namespace {
 constexpr uint32_t kHelloMagic = 0x52414442;  // "BDAR"
 // Attempts run side by side in batches of this many threads.
 constexpr size_t kParallelAttempts = 64;
+// Larger communicators probe host to host (see probe()).
+constexpr size_t kAllPairsRanks = 64;
 
 // The 16 bytes each side sends: magic, rank, nonce.
 struct Hello {
@@ -91,8 +93,14 @@ std::vector<ProbeResult> ReachabilityProbe::probe(const std::vector<RankInfo>& r
   const RankInfo& self = ranks[static_cast<size_t>(rank_)];
   std::vector<ProbeResult> results;
   std::vector<SocketAddress> targets;
+  // Up to kAllPairsRanks ranks every rank probes every other rank. Beyond, all-to-all
+  // would be N^2 x interfaces connections; interfaces belong to hosts, so the first rank
+  // of each host probes the first rank of every other host instead.
+  bool allPairs = ranks.size() <= kAllPairsRanks;
+  if (!allPairs && self.braidLocalRank != 0) return results;
   for (const RankInfo& peer : ranks) {
     if (peer.rank == rank_) continue;
+    if (!allPairs && (peer.braidLocalRank != 0 || peer.node == self.node)) continue;
     for (const ListenerInfo& l : peer.listeners) {
       ProbeResult r;
       r.from = rank_;
@@ -198,6 +206,11 @@ Section reachabilitySection(const std::vector<RankInfo>& ranks, const std::vecto
   // line for "host 1 cannot reach host 0's dummy0" however many ranks each host has.
   std::map<std::tuple<int, int, std::string>, std::vector<const ProbeResult*>> failures;
   for (const ProbeResult& r : results) {
+    // Results come from other processes: ignore any that name a rank outside the table.
+    if (r.from < 0 || r.to < 0 || static_cast<size_t>(r.from) >= ranks.size() ||
+        static_cast<size_t>(r.to) >= ranks.size()) {
+      continue;
+    }
     if (r.skipped) {
       ++skipped;
       continue;
