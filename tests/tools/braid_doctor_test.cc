@@ -8,6 +8,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -104,6 +106,69 @@ TEST(BraidDoctor, JsonParsesAndHasEverySection) {
             "OK 3 3 True 3 True ['bandwidth', 'braid_version', 'exit_status', 'hello', 'launcher', 'network', "
             "'ranks', 'reachability', 'tool', 'topology', 'verdict']\n")
       << json;
+}
+
+// Two doctors started side by side by /bin/sh with the variables a launcher would set:
+// `envOf(rank)` is "NAME=value ..." for that rank. Every launcher variable of the test's
+// own environment is removed first. Returns rank 0's and rank 1's output.
+std::vector<std::string> runAsLauncher(const std::function<std::string(int)>& envOf, CommandResult* result) {
+  char dir[] = "/tmp/braid-doctor-launcher-XXXXXX";
+  if (!mkdtemp(dir)) return {};
+  std::string clean =
+      "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT -u BRAIDRUN_JOB_ID "
+      "-u SLURM_PROCID -u SLURM_JOB_ID -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u TORCHELASTIC_RUN_ID "
+      "-u BRAID_RENDEZVOUS -u BRAID_LAUNCHER ";
+  std::string script;
+  for (int rank = 0; rank < 2; ++rank) {
+    script += clean + envOf(rank) + " " + BRAID_DOCTOR_PATH + " --timeout 60 >" + dir + "/" + std::to_string(rank) +
+              ".out 2>&1 & ";
+  }
+  script += "wait";
+  *result = runCommand({"/bin/sh", "-c", script}, 90);
+  std::vector<std::string> outputs;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::ifstream in(std::string(dir) + "/" + std::to_string(rank) + ".out");
+    outputs.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  runCommand({"rm", "-rf", dir});
+  return outputs;
+}
+
+TEST(BraidDoctor, UnderSlurmVariables) {
+  // What srun -N 1 -n 2 sets, on one node.
+  CommandResult r;
+  std::vector<std::string> out = runAsLauncher(
+      [](int rank) {
+        // The job id varies per run so that the port derived from it does too.
+        return "SLURM_JOB_ID=" + std::to_string(getpid()) + " SLURM_STEP_ID=0 SLURM_PROCID=" + std::to_string(rank) +
+               " SLURM_NTASKS=2 SLURM_LOCALID=" + std::to_string(rank) +
+               " SLURM_NODEID=0 SLURM_NNODES=1 SLURM_STEP_TASKS_PER_NODE=2 SLURM_STEP_NODELIST=127.0.0.1";
+      },
+      &r);
+  ASSERT_EQ(out.size(), 2u) << r.describe();
+  EXPECT_TRUE(contains(out[1], "hello from rank 1/2 (local rank 1/2) on ")) << out[1];
+  EXPECT_TRUE(contains(out[1], "launcher slurm")) << out[1];
+  EXPECT_TRUE(contains(out[0], "rank 0 from SLURM_PROCID")) << out[0];
+  EXPECT_TRUE(contains(out[0], "SLURM_STEP_TASKS_PER_NODE=2")) << out[0];
+  EXPECT_TRUE(contains(out[0], "Verdict: OK")) << out[0];
+}
+
+TEST(BraidDoctor, UnderOpenMpiVariables) {
+  // What mpirun -np 2 sets on one host: no rank-0 address, so a file rendezvous named
+  // after the common parent process (this test's shell).
+  CommandResult r;
+  std::vector<std::string> out = runAsLauncher(
+      [](int rank) {
+        return "OMPI_COMM_WORLD_RANK=" + std::to_string(rank) +
+               " OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=" + std::to_string(rank) +
+               " OMPI_COMM_WORLD_LOCAL_SIZE=2";
+      },
+      &r);
+  ASSERT_EQ(out.size(), 2u) << r.describe();
+  EXPECT_TRUE(contains(out[0], "hello from rank 0/2 (local rank 0/2) on ")) << out[0];
+  EXPECT_TRUE(contains(out[0], "launcher openmpi")) << out[0];
+  EXPECT_TRUE(contains(out[0], "rendezvous file://")) << out[0];
+  EXPECT_TRUE(contains(out[0], "Verdict: OK")) << out[0];
 }
 
 TEST(BraidDoctor, TwoRanksClaimingOneLocalRankIsAnError) {
