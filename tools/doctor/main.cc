@@ -131,12 +131,12 @@ int reportInitFailure(ncclResult_t result, const RankInfo& self, bool json) {
 int run(const Options& o) {
   static std::atomic<int> rank{-1};
   startOverallTimeout(o.timeoutSec, &rank);
-  // An operation that waits longer than this for a peer fails (instead of waiting
-  // forever); joining the communicator is bounded the same way.
   // The launcher's variables are read before the doctor adds its own defaults, so the
   // report shows what the job was given.
   RankInfo self;
   collectLauncher(&self);
+  // An operation that waits longer than BRAID_TIMEOUT for a peer fails instead of
+  // waiting forever; joining the communicator is bounded by BRAID_BOOTSTRAP_TIMEOUT.
   for (const auto& [name, value] : {std::pair{"BRAID_TIMEOUT", "30"}, std::pair{"BRAID_BOOTSTRAP_TIMEOUT", "60"}}) {
     if (!std::getenv(name))
       self.derived.push_back(strFormat("%s=%s set by braid-doctor (bounds every wait)", name, value));
@@ -233,7 +233,11 @@ int run(const Options& o) {
   }
   if (commOk) {
     gPhase = "running the checked all-reduce";
-    runAllReduceCheck(comm, o.allReduceBytes, &allReduce);
+    // A failure is reported by the bandwidth section (rank 0) or below (other ranks).
+    if (!runAllReduceCheck(comm, o.allReduceBytes, &allReduce)) {
+      error = allReduce.error;
+      commOk = false;
+    }
   } else {
     allReduce.error = "not run: the communicator had already failed";
   }
