@@ -102,8 +102,19 @@ void collectIb(RankInfo* info) {
       info->ibSkipped.push_back(
           strFormat("%s:%d: not selected by NCCL_IB_HCA=%s", port.device.c_str(), port.port, hca.c_str()));
   }
+  // listIbPorts notes a failed device enumeration like a skipped port; it is the reason
+  // there is no port at all (no kernel support, no /sys/class/infiniband).
+  std::string enumeration;
+  for (auto it = info->ibSkipped.begin(); it != info->ibSkipped.end();) {
+    if (it->rfind("ibv_get_device_list", 0) == 0) {
+      enumeration = *it;
+      it = info->ibSkipped.erase(it);
+    } else {
+      ++it;
+    }
+  }
   if (all.empty()) {
-    info->ibNote = "no ACTIVE InfiniBand/RoCE port";
+    info->ibNote = "no ACTIVE InfiniBand/RoCE port" + (enumeration.empty() ? "" : "; " + enumeration);
   } else if (ports.empty()) {
     info->ibNote = strFormat("NCCL_IB_HCA=%s leaves none of the %zu ACTIVE ports", hca.c_str(), all.size());
   }
