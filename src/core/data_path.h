@@ -47,6 +47,9 @@ class DataPath {
   double predictUs(const CommTasks& tasks) const;
 
   const DataPathSettings& settings() const { return settings_; }
+  // The network backend's name ("IB", "Socket") once a connection between hosts (or
+  // with shared memory off) has created it; nullptr before.
+  const char* netName() const;
 
  private:
   struct Channel {

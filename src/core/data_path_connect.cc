@@ -36,6 +36,8 @@ Transport* DataPath::transportFor(int peer) {
   return net_.get();
 }
 
+const char* DataPath::netName() const { return netBackend_ ? netBackend_->name() : nullptr; }
+
 Status DataPath::ensureNet() {
   if (net_) return okStatus();
   bool needed = settings_.shmDisable || comm_.layout.nNodes > 1;
