@@ -128,5 +128,34 @@ TEST_F(DoctorTwoHosts, SocketIfnameThatIncludesTheUnreachableInterface) {
   EXPECT_TRUE(contains(run.a, "3 connection(s) tried, 2 connected, 1 failed")) << run.a;
 }
 
+TEST_F(DoctorTwoHosts, BootstrapFallsBackFromABlockedFirstInterfaceAndTheDoctorNamesIt) {
+  // Host B's first candidate is a dead end: a veth whose peer stays on B with ARP off, so
+  // nothing sent through it arrives. Left to itself Braid would pick the interface the
+  // kernel routes to the root through; NCCL_SOCKET_IFNAME lists the dead one first, as a
+  // job script written for another cluster might. B's bootstrap must fall back to the
+  // shared veth by itself, and the doctor must name the dead interface as one the other
+  // host cannot reach.
+  std::string blocked = "ib" + tag_;
+  std::string script = "set -e; ip -n " + nsB_ + " link add " + blocked + " type veth peer name " + blocked +
+                       "p; ip -n " + nsB_ + " link set " + blocked + " arp off; ip -n " + nsB_ + " link set " +
+                       blocked + "p up; ip -n " + nsB_ + " link set " + blocked + " up; ip -n " + nsB_ +
+                       " addr add 203.0.113.2/24 dev " + blocked;
+  ASSERT_EQ(sh("sh -c '" + script + "'"), 0);
+  Run run = runDoctors("NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=" + blocked + ",bd" + tag_ + ",bx" + tag_);
+  const std::string &a = run.a, &b = run.b;
+  ASSERT_FALSE(run.result.timedOut) << run.result.describe();
+  EXPECT_LT(run.result.seconds, 45.0) << run.result.describe();
+  EXPECT_TRUE(contains(a, "communicator: 2 rank(s) on 2 host(s)")) << a << "\nrank 1:\n" << b;
+  // The bootstrap's own WARN on host B: which interface failed and which one worked.
+  EXPECT_TRUE(contains(b, "could not reach the bootstrap root")) << b;
+  EXPECT_TRUE(contains(b, blocked + " (203.0.113.2")) << b;
+  // The doctor's report names the dead interface of host 1 and says how to leave it out.
+  EXPECT_TRUE(contains(a, blocked + " 203.0.113.2:")) << a;
+  EXPECT_TRUE(contains(a, "WARN [reachability]")) << a;
+  EXPECT_TRUE(contains(a, "NCCL_SOCKET_IFNAME=^" + blocked)) << a;
+  EXPECT_TRUE(contains(a, "Verdict: WARN")) << a;
+  EXPECT_EQ(run.result.out, "a=1 b=0\n") << run.result.describe() << "\nrank 0:\n" << a << "\nrank 1:\n" << b;
+}
+
 }  // namespace
 }  // namespace braid::test
