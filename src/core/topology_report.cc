@@ -8,6 +8,18 @@
 
 namespace braid {
 
+Status analyzeTopologyAsConfigured(TopoGraph graph, int nNodes, TopoReport* report) {
+  SearchSettings search;
+  search.nNodes = std::max(1, nNodes);
+  PathOptions paths;
+  paths.pxn = params::kPxnDisable.get() == 0;
+  AlgoProtoPolicy policy;
+  std::vector<std::string> ignored;  // the data path reports NCCL_ALGO/NCCL_PROTO problems
+  (void)parseAlgoPolicy(params::kAlgo.get(), &policy, &ignored);
+  (void)parseProtoPolicy(params::kProto.get(), &policy, &ignored);
+  return analyzeTopology(std::move(graph), search, paths, policy, report);
+}
+
 Status reportTopologyAtInit(const Comm& comm) {
   std::string file = params::kTopoFile.get();
   std::string dump = params::kTopoDumpFile.get();
@@ -30,16 +42,9 @@ Status reportTopologyAtInit(const Comm& comm) {
   }
   if (!logs) return okStatus();
 
-  SearchSettings search;
-  search.nNodes = std::max(1, comm.layout.nNodes);
-  PathOptions paths;
-  paths.pxn = params::kPxnDisable.get() == 0;
-  AlgoProtoPolicy policy;
-  std::vector<std::string> ignored;  // the data path reports NCCL_ALGO/NCCL_PROTO problems
-  (void)parseAlgoPolicy(params::kAlgo.get(), &policy, &ignored);
-  (void)parseProtoPolicy(params::kProto.get(), &policy, &ignored);
+  int nNodes = std::max(1, comm.layout.nNodes);
   TopoReport report;
-  Status analysed = analyzeTopology(*graph, search, paths, policy, &report);
+  Status analysed = analyzeTopologyAsConfigured(*graph, nNodes, &report);
   if (!analysed.ok()) return okStatus();  // reported as a WARN where it failed
   for (const std::string& line : summaryLines(report.graph)) BRAID_INFO(kLogInit | kLogGraph, "%s", line.c_str());
   if (comm.cudaDev < 0) {
@@ -50,7 +55,7 @@ Status reportTopologyAtInit(const Comm& comm) {
                "each host's ranks under a double binary tree across hosts. From this topology host mode takes "
                "each rank's NUMA node (its worker threads' CPUs: \"Thread affinity\") and nearest NIC "
                "(\"NIC for rank\"); the GPU rings below are what it gives a GPU communicator of %d node(s)",
-               search.nNodes);
+               nNodes);
   }
   for (const std::string& line : channelLines(report)) BRAID_INFO(kLogInit | kLogGraph, "%s", line.c_str());
   for (const std::string& line : predictionLines(report)) BRAID_INFO(kLogInit | kLogTuning, "%s", line.c_str());

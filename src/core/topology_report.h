@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/comm.h"
+#include "topology/report.h"
 #include "util/status.h"
 
 namespace braid {
@@ -11,5 +12,10 @@ namespace braid {
 // Fails only on a topology file that cannot be read (a malformed NCCL_TOPO_FILE is the
 // user's error, as in NCCL); live detection problems are a WARN.
 Status reportTopologyAtInit(const Comm& comm);
+
+// The rings, trees and predictions of `graph` for nNodes nodes as this process's
+// environment configures them (NCCL_PXN_DISABLE, NCCL_ALGO, NCCL_PROTO): what the init log
+// prints, and what braid-doctor reports.
+Status analyzeTopologyAsConfigured(TopoGraph graph, int nNodes, TopoReport* report);
 
 }  // namespace braid

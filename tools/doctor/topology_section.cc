@@ -1,8 +1,11 @@
 #include "topology_section.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/params.h"
+#include "core/topology_report.h"
 #include "topology/detect.h"
 #include "topology/report.h"
 #include "util/format.h"
@@ -18,11 +21,22 @@ Section topologySection(const std::vector<RankInfo>& ranks, int cudaDev, Finding
   int nNodes = static_cast<int>(nodes.size());
   out.lines.push_back(strFormat("communicator: %zu rank(s) on %d host(s)", ranks.size(), nNodes));
   if (cudaDev < 0) {
-    // The host executor's rings are the ranks in order; the GPU search below is what the
-    // same machines would give a GPU communicator.
+    // The host executor's ring goes host by host (hosts in the order of their first rank),
+    // in rank order within a host; the GPU search below is what the same machines would
+    // give a GPU communicator.
+    std::vector<int> hostOrder;
+    std::map<int, std::vector<int>> ranksOfHost;
+    std::vector<const RankInfo*> byRank;
+    for (const RankInfo& r : ranks) byRank.push_back(&r);
+    std::sort(byRank.begin(), byRank.end(), [](const RankInfo* a, const RankInfo* b) { return a->rank < b->rank; });
+    for (const RankInfo* r : byRank) {
+      if (ranksOfHost.find(r->node) == ranksOfHost.end()) hostOrder.push_back(r->node);
+      ranksOfHost[r->node].push_back(r->rank);
+    }
     std::vector<int> order;
-    for (const RankInfo& r : ranks) order.push_back(r.rank);
-    out.lines.push_back("host mode: the data path's ring is " + joinInts(order, " ") + " (rank order)");
+    for (int host : hostOrder) order.insert(order.end(), ranksOfHost[host].begin(), ranksOfHost[host].end());
+    out.lines.push_back("host mode: the data path's ring is " + joinInts(order, " ") +
+                        " (host by host, rank order within a host)");
   }
   DetectSettings detect;
   detect.topoFile = params::kTopoFile.get();
@@ -50,16 +64,8 @@ Section topologySection(const std::vector<RankInfo>& ranks, int cudaDev, Finding
                              "ppr:%d:node, torchrun --nproc-per-node=%d",
                              gpus, gpus, gpus, gpus));
   }
-  SearchSettings search;
-  search.nNodes = std::max(1, nNodes);
-  PathOptions paths;
-  paths.pxn = params::kPxnDisable.get() == 0;
-  AlgoProtoPolicy policy;
-  std::vector<std::string> ignored;  // the data path reports NCCL_ALGO/NCCL_PROTO problems
-  (void)parseAlgoPolicy(params::kAlgo.get(), &policy, &ignored);
-  (void)parseProtoPolicy(params::kProto.get(), &policy, &ignored);
   TopoReport report;
-  s = analyzeTopology(std::move(graph), search, paths, policy, &report);
+  s = analyzeTopologyAsConfigured(std::move(graph), nNodes, &report);
   if (!s.ok()) {
     out.lines.push_back("topology analysis failed: " + s.message());
     out.json.set("error", s.message());
