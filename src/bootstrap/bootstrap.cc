@@ -97,7 +97,7 @@ Status Bootstrap::join(BootstrapConfig& config) {
 
   Deadline connectDeadline = Deadline::afterSeconds(timeoutSec_);
   UniqueFd fd;
-  Status connected = reachRoot(config, myRoot.root, rootName, connectDeadline, &fd);
+  Status connected = reachRoot(config, myRoot, rootName, connectDeadline, &fd);
   if (!connected.ok()) {
     if (aborted(abort_)) return connected;
     return connected.addContext(
@@ -148,17 +148,32 @@ Status Bootstrap::join(BootstrapConfig& config) {
   return okStatus();
 }
 
-Status Bootstrap::reachRoot(BootstrapConfig& config, const SocketAddress& root, const std::string& rootName,
+Status Bootstrap::reachRoot(BootstrapConfig& config, const UniqueIdContents& root, const std::string& rootName,
                             Deadline deadline, UniqueFd* fd) {
   const InterfaceChoice& choice = config.interfaces;
+  std::vector<SocketAddress> roots = root.rootAddresses();
   RootDial dial;
-  BRAID_CHECK(dialRoot(choice.ranked, root, deadline, abort_, rootName, &dial));
+  BRAID_CHECK(dialRoot(choice.ranked, roots, deadline, abort_, rootName, &dial));
   const NetInterface& used = choice.ranked[dial.via];
   SocketAddress bindAddr = used.address;
   bindAddr.setPort(0);
+  // A root with several addresses listens on all of them. A rank on the root's own host
+  // proves nothing by reaching it (every local address does), so it listens on all of its
+  // addresses too and lets the root put in its table the address remote ranks reached
+  // this host at.
+  bool rootIsLocal = false;
+  for (const NetInterface& iface : choice.ranked) rootIsLocal |= iface.address.sameHost(roots[dial.root]);
+  bool allAddresses = roots.size() > 1 && rootIsLocal;
+  if (allAddresses) bindAddr = SocketAddress::any(used.address.family(), 0);
   BRAID_CHECK(listener_.open(bindAddr, secret_, strFormat("rank %d", rank_)));
+  if (allAddresses) {
+    SocketAddress shown = used.address;
+    shown.setPort(listener_.address().port());
+    listener_.setDisplayAddress(shown);
+  }
   // Peers connect back to the address that just reached the root: the one shown to work.
   config.self.bootstrap = listener_.address();
+  config.self.listensOnAllAddresses = allAddresses;
   if (dial.failures.empty()) {
     if (logEnabled(LogLevel::Info, kLogBootstrap)) {
       std::string others = describeOtherCandidates(choice, dial.via);

@@ -40,7 +40,12 @@ class Bootstrap {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   const std::vector<PeerInfo>& peers() const { return peers_; }
-  const SocketAddress& address() const { return listener_.address(); }
+  // Where other ranks reach this rank's bootstrap: after the join, the address in the
+  // root's table (which the root may have corrected, see PeerInfo::listensOnAllAddresses).
+  const SocketAddress& address() const {
+    return rank_ >= 0 && rank_ < static_cast<int>(peers_.size()) ? peers_[static_cast<size_t>(rank_)].bootstrap
+                                                                 : listener_.address();
+  }
   double timeoutSec() const { return timeoutSec_; }
   // Which flag ends the waits. ncclCommShrink swaps in its own for its exchange: the
   // communicator's flag is up after a failure, yet the survivors still need to talk.
@@ -61,8 +66,8 @@ class Bootstrap {
   Status join(BootstrapConfig& config);
   // Connects to the root from the first candidate that reaches it, opens this rank's
   // listener on that interface and logs the choice (a WARN when it was a fallback).
-  Status reachRoot(BootstrapConfig& config, const SocketAddress& root, const std::string& rootName, Deadline deadline,
-                   UniqueFd* fd);
+  Status reachRoot(BootstrapConfig& config, const UniqueIdContents& root, const std::string& rootName,
+                   Deadline deadline, UniqueFd* fd);
   Status connectRing();
   // Waits for a connection of `kind` from `fromRank` with `tag`, keeping others for later.
   Status waitFor(ConnKind kind, int fromRank, uint32_t tag, Deadline deadline, IncomingConnection* out);

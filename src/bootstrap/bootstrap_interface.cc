@@ -35,10 +35,19 @@ Status rankBootstrapInterfaces(const SocketSettings& settings, const SocketAddre
   return rank(settings, &root, choice);
 }
 
-Status chooseRootInterface(const SocketSettings& settings, NetInterface* chosen) {
+Status chooseRootInterface(const SocketSettings& settings, NetInterface* chosen, std::vector<NetInterface>* alternates,
+                           size_t maxAlternates) {
   InterfaceChoice choice;
   BRAID_CHECK(rank(settings, nullptr, &choice));
   *chosen = choice.ranked.front();
+  if (alternates) {
+    alternates->clear();
+    for (const NetInterface& iface : fallbackInterfaces(choice, choice.ranked.size())) {
+      if (alternates->size() < maxAlternates && iface.address.family() == chosen->address.family()) {
+        alternates->push_back(iface);
+      }
+    }
+  }
   if (logEnabled(LogLevel::Info, kLogBootstrap)) {
     std::string others = describeOtherCandidates(choice, 0);
     BRAID_INFO(kLogBootstrap, "Bootstrap: using %s: %s%s%s", chosen->describe().c_str(), choice.reason.c_str(),

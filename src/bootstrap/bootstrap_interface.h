@@ -19,8 +19,12 @@ struct SocketSettings {
 // which one it ended up using.
 Status rankBootstrapInterfaces(const SocketSettings& settings, const SocketAddress& root, InterfaceChoice* choice);
 
-// The one interface a new root (ncclGetUniqueId) listens on, logged with the reason.
-Status chooseRootInterface(const SocketSettings& settings, NetInterface* chosen);
+// The interface a new root (ncclGetUniqueId) advertises first, logged with the reason, and
+// (when `alternates` is given) up to `maxAlternates` others of the same address family
+// that ranks may try when the first cannot be reached from their host (loopback,
+// link-local, container and bridge interfaces are never alternates).
+Status chooseRootInterface(const SocketSettings& settings, NetInterface* chosen,
+                           std::vector<NetInterface>* alternates = nullptr, size_t maxAlternates = 0);
 
 // "eth1 (10.0.0.5, physical), lo (127.0.0.1, loopback)": the candidates after the first.
 std::string describeOtherCandidates(const InterfaceChoice& choice, size_t chosen);

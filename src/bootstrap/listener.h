@@ -36,7 +36,10 @@ class BootstrapListener {
   // Takes over an already listening socket (the root started by ncclGetUniqueId).
   void adopt(UniqueFd fd, const SocketAddress& address, const Secret& secret, std::string owner);
 
+  // The address others reach it at: the bound one, or for a listener bound to every
+  // address (0.0.0.0), the one set with setDisplayAddress.
   const SocketAddress& address() const { return address_; }
+  void setDisplayAddress(const SocketAddress& address) { address_ = address; }
   bool isOpen() const { return fd_.valid(); }
   void close();
 

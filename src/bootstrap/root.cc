@@ -1,8 +1,11 @@
 #include "bootstrap/root.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "bootstrap/frames.h"
 #include "util/background_threads.h"
@@ -28,7 +31,16 @@ struct JoinedRank {
   PeerInfo info;
   UniqueFd fd;
   SocketAddress from;
+  SocketAddress reached;  // the root's own address the rank connected to
 };
+
+// The root's local address of an accepted connection (empty when it cannot be read).
+SocketAddress localAddressOf(int fd) {
+  sockaddr_storage local{};
+  socklen_t len = sizeof(local);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0) return SocketAddress();
+  return SocketAddress::fromSockaddr(reinterpret_cast<const sockaddr*>(&local), len);
+}
 
 struct JoinedSlice {
   std::vector<PeerInfo> peers;
@@ -166,7 +178,8 @@ class RootSession {
                               conn.from.hostText().c_str()));
     }
     BRAID_TRACE(kLogBootstrap, "bootstrap root: %s joined from %s", who.c_str(), conn.from.toString().c_str());
-    ranks_[peer.rank] = JoinedRank{peer, std::move(conn.fd), conn.from};
+    SocketAddress reached = localAddressOf(conn.fd.get());
+    ranks_[peer.rank] = JoinedRank{peer, std::move(conn.fd), conn.from, reached};
     return okStatus();
   }
 
@@ -291,7 +304,44 @@ class RootSession {
   }
 
  private:
+  // Ranks on this root's host that listen on all their addresses (PeerInfo) get, in the
+  // table, the address most ranks of other hosts reached this host at: the one shown to
+  // work from the rest of the job. With no other host, their own choice stands.
+  void correctRootHostAddresses() {
+    std::set<uint64_t> rootHosts;
+    for (const auto& [rank, joined] : ranks_) {
+      if (joined.info.listensOnAllAddresses) rootHosts.insert(joined.info.hostHash);
+    }
+    if (rootHosts.empty()) return;
+    std::map<std::string, std::pair<int, SocketAddress>> votes;
+    for (const auto& [rank, joined] : ranks_) {
+      if (rootHosts.count(joined.info.hostHash) || !joined.reached.valid()) continue;
+      auto& vote = votes[joined.reached.hostText()];
+      ++vote.first;
+      vote.second = joined.reached;
+    }
+    if (votes.empty()) return;
+    const SocketAddress* best = nullptr;
+    int most = 0;
+    for (const auto& [host, vote] : votes) {
+      if (vote.first > most) most = vote.first, best = &vote.second;
+    }
+    for (auto& [rank, joined] : ranks_) {
+      if (!joined.info.listensOnAllAddresses || !rootHosts.count(joined.info.hostHash)) continue;
+      if (best->family() != joined.info.bootstrap.family() || best->sameHost(joined.info.bootstrap)) continue;
+      SocketAddress corrected = *best;
+      corrected.setPort(joined.info.bootstrap.port());
+      BRAID_INFO(kLogBootstrap,
+                 "bootstrap root: %s advertised %s; ranks of other hosts reached this host at %s, so peers will "
+                 "connect to %s",
+                 joined.info.describe().c_str(), joined.info.bootstrap.toString().c_str(), best->hostText().c_str(),
+                 corrected.toString().c_str());
+      joined.info.bootstrap = corrected;
+    }
+  }
+
   Status answer() {
+    correctRootHostAddresses();
     JoinReply reply;
     reply.ok = true;
     if (nIds_ > 1 && idIndex_ != 0) {

@@ -88,25 +88,41 @@ Status attemptFrom(const NetInterface& local, const SocketAddress& root, Deadlin
   return okStatus();
 }
 
-std::string listFailures(const std::vector<NetInterface>& candidates, const std::vector<std::string>& lastWhy) {
+// One (root address, local candidate) pair to try.
+struct Route {
+  size_t root;
+  size_t candidate;
+};
+
+std::string describeRoute(const std::vector<NetInterface>& candidates, const std::vector<SocketAddress>& roots,
+                          const Route& route) {
+  std::string text = candidates[route.candidate].describe();
+  if (roots.size() > 1) text += " to " + roots[route.root].toString();
+  return text;
+}
+
+std::string listFailures(const std::vector<NetInterface>& candidates, const std::vector<SocketAddress>& roots,
+                         const std::vector<Route>& routes, const std::vector<std::string>& lastWhy) {
   std::string text;
-  for (size_t i = 0; i < candidates.size(); ++i) {
+  for (size_t i = 0; i < routes.size(); ++i) {
     if (lastWhy[i].empty()) continue;
-    text += (text.empty() ? "" : "; ") + candidates[i].describe() + ": " + lastWhy[i];
+    text += (text.empty() ? "" : "; ") + describeRoute(candidates, roots, routes[i]) + ": " + lastWhy[i];
   }
   return text;
 }
 
 }  // namespace
 
-Status dialRoot(const std::vector<NetInterface>& candidates, const SocketAddress& root, Deadline deadline,
+Status dialRoot(const std::vector<NetInterface>& candidates, const std::vector<SocketAddress>& roots, Deadline deadline,
                 const AbortFlag* abort, const std::string& rootName, RootDial* out) {
-  // Only addresses of the root's family can reach it; the others are not candidates at all.
-  std::vector<size_t> usable;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (candidates[i].address.family() == root.family()) usable.push_back(i);
+  // Only addresses of a root address's family can reach it; the others are not tried.
+  std::vector<Route> routes;
+  for (size_t r = 0; r < roots.size(); ++r) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].address.family() == roots[r].family()) routes.push_back({r, i});
+    }
   }
-  if (usable.empty()) {
+  if (routes.empty()) {
     std::string all;
     for (const NetInterface& iface : candidates) all += (all.empty() ? "" : ", ") + iface.describe();
     return BRAID_ERROR(ncclInvalidArgument,
@@ -115,44 +131,52 @@ Status dialRoot(const std::vector<NetInterface>& candidates, const SocketAddress
                        rootName.c_str(), all.c_str());
   }
   *out = RootDial{};
-  std::vector<std::string> lastWhy(candidates.size());
-  int proven = -1;  // a candidate whose packets the root's host answered
+  std::vector<std::string> lastWhy(routes.size());
+  int proven = -1;  // a route whose packets the root's host answered
   bool warned = false;
   int pauseMs = 10;
   int rounds = 0;
   while (true) {
-    for (size_t i : usable) {
-      if (proven >= 0 && static_cast<size_t>(proven) != i) continue;
+    for (size_t k = 0; k < routes.size(); ++k) {
+      // A refusal proves the way to the one root address there is. With several, an
+      // address that refuses may belong to another host of another network: keep trying
+      // them all.
+      if (proven >= 0 && roots.size() == 1 && static_cast<size_t>(proven) != k) continue;
       // After the first round, an attempt begun at the deadline could only time out at once
       // and would hide the reason the last real attempt gave.
       if (rounds > 0 && deadline.expired()) break;
+      const Route& route = routes[k];
       Attempt attempt;
       Deadline attemptDeadline = Deadline::afterSeconds(kRootAttemptSeconds).earlier(deadline);
-      BRAID_CHECK(attemptFrom(candidates[i], root, attemptDeadline, abort, &out->fd, &attempt));
+      BRAID_CHECK(
+          attemptFrom(candidates[route.candidate], roots[route.root], attemptDeadline, abort, &out->fd, &attempt));
       if (attempt.outcome == Outcome::Connected) {
-        out->via = i;
-        for (size_t j = 0; j < candidates.size(); ++j) {
-          if (j != i && !lastWhy[j].empty()) out->failures.push_back(candidates[j].describe() + ": " + lastWhy[j]);
+        out->via = route.candidate;
+        out->root = route.root;
+        for (size_t j = 0; j < routes.size(); ++j) {
+          if (j != k && !lastWhy[j].empty()) {
+            out->failures.push_back(describeRoute(candidates, roots, routes[j]) + ": " + lastWhy[j]);
+          }
         }
         return okStatus();
       }
-      lastWhy[i] = attempt.why;
+      lastWhy[k] = attempt.why;
       if (attempt.outcome == Outcome::Refused) {
-        proven = static_cast<int>(i);
-        break;
+        proven = static_cast<int>(k);
+        if (roots.size() == 1) break;
       }
       if (deadline.expired()) break;
     }
     if (aborted(abort)) return Status(ncclRemoteError, "operation aborted while connecting to the bootstrap root");
     if (deadline.expired()) {
       return BRAID_ERROR(ncclRemoteError, "could not connect to %s within the timeout (tried from %s)",
-                         rootName.c_str(), listFailures(candidates, lastWhy).c_str());
+                         rootName.c_str(), listFailures(candidates, roots, routes, lastWhy).c_str());
     }
     if (proven < 0 && !warned) {
-      // Every candidate failed once: say so now rather than only at the timeout.
+      // Every route failed once: say so now rather than only at the timeout.
       warned = true;
       BRAID_WARN("Bootstrap: no interface reaches %s yet (%s); retrying until BRAID_BOOTSTRAP_TIMEOUT",
-                 rootName.c_str(), listFailures(candidates, lastWhy).c_str());
+                 rootName.c_str(), listFailures(candidates, roots, routes, lastWhy).c_str());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(pauseMs, std::max(1, deadline.remainingMs(1000)))));
     pauseMs = std::min(pauseMs * 2, 500);

@@ -11,6 +11,10 @@ namespace {
 constexpr uint64_t kIdMagic = 0x3144494449415242ull;  // "BRAIDID1" little-endian
 constexpr uint32_t kIdFormat = 1;
 constexpr size_t kChecksumOffset = NCCL_UNIQUE_ID_BYTES - 4;
+constexpr size_t kRootOffset = 32;
+constexpr size_t kAlternateOffset = kRootOffset + SocketAddress::kWireBytes;
+static_assert(kAlternateOffset + kMaxRootAlternates * SocketAddress::kWireBytes <= kChecksumOffset,
+              "the alternates must fit before the checksum");
 
 uint32_t checksum(const uint8_t* bytes) {
   uint64_t h = fnv1a64(bytes, kChecksumOffset);
@@ -24,7 +28,10 @@ void encodeUniqueId(const UniqueIdContents& contents, ncclUniqueId* id) {
   std::memcpy(bytes, &kIdMagic, 8);
   std::memcpy(bytes + 8, &kIdFormat, 4);
   std::memcpy(bytes + 16, contents.secret.data(), kSecretBytes);
-  contents.root.toWire(bytes + 32);
+  contents.root.toWire(bytes + kRootOffset);
+  for (size_t i = 0; i < contents.alternates.size() && i < kMaxRootAlternates; ++i) {
+    contents.alternates[i].toWire(bytes + kAlternateOffset + i * SocketAddress::kWireBytes);
+  }
   uint32_t sum = checksum(bytes);
   std::memcpy(bytes + kChecksumOffset, &sum, 4);
   std::memcpy(id->internal, bytes, NCCL_UNIQUE_ID_BYTES);
@@ -59,11 +66,28 @@ Status decodeUniqueId(const ncclUniqueId& id, UniqueIdContents* contents) {
   }
   UniqueIdContents parsed;
   std::memcpy(parsed.secret.data(), bytes + 16, kSecretBytes);
-  if (!SocketAddress::fromWire(bytes + 32, &parsed.root) || parsed.root.port() == 0) {
+  if (!SocketAddress::fromWire(bytes + kRootOffset, &parsed.root) || parsed.root.port() == 0) {
     return BRAID_ERROR(ncclInvalidArgument, "the ncclUniqueId holds no valid root address");
+  }
+  for (size_t i = 0; i < kMaxRootAlternates; ++i) {
+    const uint8_t* wire = bytes + kAlternateOffset + i * SocketAddress::kWireBytes;
+    bool empty = true;
+    for (size_t b = 0; b < SocketAddress::kWireBytes && empty; ++b) empty = wire[b] == 0;
+    if (empty) break;
+    SocketAddress alternate;
+    if (!SocketAddress::fromWire(wire, &alternate) || alternate.port() == 0) {
+      return BRAID_ERROR(ncclInvalidArgument, "the ncclUniqueId holds an invalid alternate root address");
+    }
+    parsed.alternates.push_back(alternate);
   }
   *contents = parsed;
   return okStatus();
+}
+
+std::vector<SocketAddress> UniqueIdContents::rootAddresses() const {
+  std::vector<SocketAddress> all{root};
+  all.insert(all.end(), alternates.begin(), alternates.end());
+  return all;
 }
 
 Status makeUniqueIdContents(const SocketAddress& root, UniqueIdContents* contents) {

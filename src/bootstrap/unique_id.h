@@ -2,13 +2,18 @@
 // every connection of the communicator must present. Layout of the 128 bytes:
 //   0  magic "BRAIDID1"   8  format version (u32)   12  reserved (u32)
 //   16 secret (16 bytes)  32 root address (24 bytes, SocketAddress wire form)
-//   56 zero padding ...   124 checksum (u32, FNV-1a of bytes 0..123, folded)
+//   56 alternate root address 1, 80 alternate 2 (24 bytes each, zero when absent)
+//  104 zero padding ...   124 checksum (u32, FNV-1a of bytes 0..123, folded)
+// The alternates are the root's other interfaces: a rank that cannot reach the first
+// address (a firewalled network listed first) tries them before giving up. Ids without
+// them (older ones, or a root with one usable interface) have zeros there.
 // The checksum lets init tell "this is not an id from ncclGetUniqueId, or it was not
 // copied intact to every rank" from a network problem.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "nccl.h"
 #include "util/socket_address.h"
@@ -19,9 +24,15 @@ namespace braid {
 constexpr size_t kSecretBytes = 16;
 using Secret = std::array<uint8_t, kSecretBytes>;
 
+constexpr size_t kMaxRootAlternates = 2;
+
 struct UniqueIdContents {
   Secret secret{};
   SocketAddress root;
+  std::vector<SocketAddress> alternates;  // at most kMaxRootAlternates, same port as root
+
+  // The root's addresses in the order to try them.
+  std::vector<SocketAddress> rootAddresses() const;
 };
 
 void encodeUniqueId(const UniqueIdContents& contents, ncclUniqueId* id);

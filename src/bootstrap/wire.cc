@@ -22,14 +22,19 @@ void encodePeer(ByteWriter& w, const PeerInfo& p) {
   uint8_t addr[SocketAddress::kWireBytes];
   p.bootstrap.toWire(addr);
   w.raw(addr, sizeof(addr));
+  w.u8(p.listensOnAllAddresses ? 1 : 0);
   w.str(p.braidVersion);
 }
 
 bool decodePeer(ByteReader& r, PeerInfo* p) {
   uint8_t addr[SocketAddress::kWireBytes];
-  return r.i32(&p->rank) && r.u64(&p->hostHash) && r.i32(&p->pid) && r.i32(&p->cudaDev) &&
-         r.str(&p->hostname, kMaxNameBytes) && r.str(&p->busId, kMaxNameBytes) && r.raw(addr, sizeof(addr)) &&
-         SocketAddress::fromWire(addr, &p->bootstrap) && r.str(&p->braidVersion, kMaxNameBytes);
+  uint8_t allAddresses = 0;
+  bool ok = r.i32(&p->rank) && r.u64(&p->hostHash) && r.i32(&p->pid) && r.i32(&p->cudaDev) &&
+            r.str(&p->hostname, kMaxNameBytes) && r.str(&p->busId, kMaxNameBytes) && r.raw(addr, sizeof(addr)) &&
+            SocketAddress::fromWire(addr, &p->bootstrap) && r.u8(&allAddresses) && allAddresses <= 1 &&
+            r.str(&p->braidVersion, kMaxNameBytes);
+  p->listensOnAllAddresses = allAddresses == 1;
+  return ok;
 }
 
 Status malformed(const char* what) {
@@ -40,7 +45,7 @@ Status malformed(const char* what) {
 // The fewest bytes one encoded PeerInfo can take (every string empty). A peer count larger
 // than what is left divided by this cannot be honest, and checking it before resize() keeps
 // a hostile count from allocating gigabytes of empty PeerInfos.
-constexpr size_t kMinPeerWireBytes = 4 + 8 + 4 + 4 + 4 + 4 + SocketAddress::kWireBytes + 4;
+constexpr size_t kMinPeerWireBytes = 4 + 8 + 4 + 4 + 4 + 4 + SocketAddress::kWireBytes + 1 + 4;
 
 bool countFits(const ByteReader& r, uint32_t count) { return count <= r.left() / kMinPeerWireBytes; }
 

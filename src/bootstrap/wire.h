@@ -15,7 +15,7 @@
 namespace braid {
 
 constexpr uint64_t kHelloMagic = 0x3153424449415242ull;  // "BRAIDBS1"
-constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kProtocolVersion = 2;
 
 enum class ConnKind : uint32_t {
   RootJoin = 1,   // rank -> its root: "here I am"
@@ -51,6 +51,10 @@ struct PeerInfo {
   std::string hostname;
   std::string busId;        // "host" in host mode
   SocketAddress bootstrap;  // the rank's bootstrap listener
+  // The listener accepts on every local address: a rank on the root's host sets it, and
+  // the root may then replace `bootstrap`'s address by the one remote ranks reached the
+  // root's host at (the rank cannot tell which of its addresses other hosts can reach).
+  bool listensOnAllAddresses = false;
   std::string braidVersion;
 
   std::string describe() const;  // "rank 3 (node7 pid 1234)"

@@ -138,15 +138,28 @@ Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
     return okStatus();
   }
   NetInterface iface;
-  BRAID_CHECK(chooseRootInterface(readSocketSettings(), &iface));
-  SocketAddress bindAddr = iface.address;
+  std::vector<NetInterface> alternates;
+  BRAID_CHECK(chooseRootInterface(readSocketSettings(), &iface, &alternates, kMaxRootAlternates));
+  // With alternates the root listens on every address of the family (one port), so that a
+  // rank whose host cannot reach the first address reaches it through another.
+  SocketAddress bindAddr = alternates.empty() ? iface.address : SocketAddress::any(iface.address.family(), 0);
   bindAddr.setPort(0);
   BootstrapListener listener;
   BRAID_CHECK(makeUniqueIdContents(SocketAddress(), &contents));
   BRAID_CHECK(listener.open(bindAddr, contents.secret, "bootstrap root"));
-  contents.root = listener.address();
+  contents.root = iface.address;
+  contents.root.setPort(listener.address().port());
+  std::string also;
+  for (const NetInterface& alternate : alternates) {
+    SocketAddress address = alternate.address;
+    address.setPort(contents.root.port());
+    contents.alternates.push_back(address);
+    also += (also.empty() ? "" : ", ") + address.toString() + " (" + alternate.name + ")";
+  }
+  listener.setDisplayAddress(contents.root);
   encodeUniqueId(contents, id);
-  BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: bootstrap root listening on %s", contents.root.toString().c_str());
+  BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: bootstrap root listening on %s%s%s", contents.root.toString().c_str(),
+             also.empty() ? "" : "; ranks that cannot reach it try ", also.c_str());
   launchRootThread(std::move(listener), contents, bootstrapTimeoutSeconds(), std::move(onRootDone));
   return okStatus();
 }

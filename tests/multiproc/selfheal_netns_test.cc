@@ -150,6 +150,28 @@ TEST_F(SelfHealingHosts, UnreachableInterfaceListedFirstFallsBackToTheNextOne) {
   EXPECT_LT(initSeconds(results[1]), kLimitSeconds) << b;
 }
 
+TEST_F(SelfHealingHosts, RootWhoseFirstInterfaceIsUnreachableIsReachedThroughItsAlternate) {
+  // The root's host (A) lists a dead-end interface first (named ib*, as IPoIB would rank):
+  // the unique id's first address is one host B cannot reach. B must reach the root
+  // through the id's alternate address (A's veth), and rank 0, whose every local address
+  // reaches its own root, must be told apart by the root: peers connect to it at the
+  // address B reached A at.
+  std::string blocked = "ib" + hosts_.tag;
+  ASSERT_TRUE(addDeadEnd(true, blocked));
+  ASSERT_TRUE(hosts_.onHost(true, "addr add 203.0.113.1/24 dev " + blocked));
+  std::map<std::string, std::string> env = {{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,NET"}};
+  auto results = runChildren({child(true, "env", 2, 0, env), child(false, "env", 2, 1, env)}, 60);
+  expectAllSucceeded(results);
+  const std::string &a = results[0].output, &b = results[1].output;
+  EXPECT_NE(a.find("bootstrap root listening on 203.0.113.1:"), std::string::npos) << a;
+  EXPECT_NE(a.find("ranks that cannot reach it try 198.51.100.1:"), std::string::npos) << a;
+  // B's WARN: the first address failed, the alternate worked.
+  EXPECT_NE(b.find("to 203.0.113.1:"), std::string::npos) << b;
+  // The root put the address B reached into the table for rank 0.
+  EXPECT_NE(a.find("so peers will connect to 198.51.100.1:"), std::string::npos) << a;
+  EXPECT_LT(initSeconds(results[1]), kLimitSeconds) << b;
+}
+
 TEST_F(SelfHealingHosts, WrongSocketIfnameNamesTheInterfacesThatExist) {
   std::map<std::string, std::string> env = {{"NCCL_SOCKET_IFNAME", "eht0"}};
   auto results = runChildren({child(true, "env", 2, 0, env), child(false, "env", 2, 1, env)}, 60);

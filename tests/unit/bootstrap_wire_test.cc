@@ -28,6 +28,27 @@ TEST(UniqueId, RoundTrip) {
   EXPECT_EQ(in.root, out.root);
 }
 
+TEST(UniqueId, CarriesTheRootsAlternateAddresses) {
+  UniqueIdContents in = sampleId(), out;
+  SocketAddress a, b;
+  ASSERT_TRUE(SocketAddress::parse("198.51.100.7:40000", 0, &a).ok());
+  ASSERT_TRUE(SocketAddress::parse("[2001:db8::7]:40000", 0, &b).ok());
+  in.alternates = {a, b};
+  ncclUniqueId id;
+  encodeUniqueId(in, &id);
+  ASSERT_TRUE(decodeUniqueId(id, &out).ok());
+  ASSERT_EQ(out.alternates.size(), 2u);
+  EXPECT_EQ(out.alternates[0], a);
+  EXPECT_EQ(out.alternates[1], b);
+  EXPECT_EQ(out.rootAddresses().size(), 3u);
+  EXPECT_EQ(out.rootAddresses()[0], in.root);
+  // An id without alternates (one usable interface, or an id of the previous layout) has none.
+  UniqueIdContents plain = sampleId(), decoded;
+  encodeUniqueId(plain, &id);
+  ASSERT_TRUE(decodeUniqueId(id, &decoded).ok());
+  EXPECT_TRUE(decoded.alternates.empty());
+}
+
 TEST(UniqueId, RejectsZeroForeignAndCorrupted) {
   ncclUniqueId id;
   UniqueIdContents out;
@@ -81,6 +102,10 @@ TEST(Wire, JoinRequestRoundTrip) {
   ASSERT_TRUE(decodeJoinRequest(encodeJoinRequest(in), &out).ok());
   EXPECT_EQ(out.nranks, 8);
   EXPECT_EQ(out.self.hostname, "node5");
+  EXPECT_FALSE(out.self.listensOnAllAddresses);
+  in.self.listensOnAllAddresses = true;
+  ASSERT_TRUE(decodeJoinRequest(encodeJoinRequest(in), &out).ok());
+  EXPECT_TRUE(out.self.listensOnAllAddresses);
   EXPECT_EQ(out.root0.root, in.root0.root);
 }
 

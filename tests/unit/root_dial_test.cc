@@ -27,7 +27,7 @@ TEST(RootDial, SkipsACandidateThatCannotBeUsedAndSaysWhy) {
   std::vector<NetInterface> candidates = {candidate("gone0", "203.0.113.77"), candidate("v6only", "::1"),
                                           candidate("lo", "127.0.0.1")};
   RootDial dial;
-  ASSERT_TRUE(dialRoot(candidates, root, Deadline::afterSeconds(5), nullptr, "the root", &dial).ok());
+  ASSERT_TRUE(dialRoot(candidates, {root}, Deadline::afterSeconds(5), nullptr, "the root", &dial).ok());
   EXPECT_EQ(dial.via, 2u);
   ASSERT_EQ(dial.failures.size(), 1u);  // the IPv6 candidate is not one for an IPv4 root
   EXPECT_NE(dial.failures[0].find("gone0 (203.0.113.77"), std::string::npos) << dial.failures[0];
@@ -42,7 +42,7 @@ TEST(RootDial, RefusalProvesThePathAndIsRetriedUntilTheDeadline) {
   std::vector<NetInterface> candidates = {candidate("lo", "127.0.0.1")};
   RootDial dial;
   auto start = std::chrono::steady_clock::now();
-  Status status = dialRoot(candidates, root, Deadline::afterSeconds(1), nullptr, "the root", &dial);
+  Status status = dialRoot(candidates, {root}, Deadline::afterSeconds(1), nullptr, "the root", &dial);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(status.code(), ncclRemoteError);
   EXPECT_NE(status.message().find("lo (127.0.0.1"), std::string::npos) << status.message();
@@ -55,9 +55,40 @@ TEST(RootDial, NoCandidateOfTheRootsFamilyIsAnError) {
   SocketAddress root;
   ASSERT_TRUE(SocketAddress::parse("127.0.0.1:1", 0, &root).ok());
   RootDial dial;
-  Status status = dialRoot({candidate("v6", "::1")}, root, Deadline::afterSeconds(1), nullptr, "the root", &dial);
+  Status status = dialRoot({candidate("v6", "::1")}, {root}, Deadline::afterSeconds(1), nullptr, "the root", &dial);
   EXPECT_EQ(status.code(), ncclInvalidArgument);
   EXPECT_NE(status.message().find("NCCL_SOCKET_FAMILY"), std::string::npos) << status.message();
+}
+
+TEST(RootDial, TriesTheRootsOtherAddressesWhenTheFirstCannotBeReached) {
+  UniqueFd listener;
+  SocketAddress root;
+  ASSERT_TRUE(socketListen(SocketAddress::ipv4Loopback(), &listener, &root).ok());
+  // The root's first address is on a network this host cannot reach from its candidate;
+  // its second address works.
+  SocketAddress unreachable;
+  ASSERT_TRUE(SocketAddress::parse("203.0.113.77", root.port(), &unreachable).ok());
+  RootDial dial;
+  ASSERT_TRUE(dialRoot({candidate("lo", "127.0.0.1")}, {unreachable, root}, Deadline::afterSeconds(5), nullptr,
+                       "the root", &dial)
+                  .ok());
+  EXPECT_EQ(dial.root, 1u);
+  EXPECT_EQ(dial.via, 0u);
+  ASSERT_EQ(dial.failures.size(), 1u);
+  EXPECT_NE(dial.failures[0].find("to 203.0.113.77:"), std::string::npos) << dial.failures[0];
+}
+
+TEST(RootDial, ARefusingAddressDoesNotHideTheRootsOtherAddresses) {
+  UniqueFd listener, closed;
+  SocketAddress root, refusing;
+  ASSERT_TRUE(socketListen(SocketAddress::ipv4Loopback(), &listener, &root).ok());
+  ASSERT_TRUE(socketListen(SocketAddress::ipv4Loopback(), &closed, &refusing).ok());
+  closed.reset();  // another host's address on another network, say: it refuses
+  RootDial dial;
+  ASSERT_TRUE(
+      dialRoot({candidate("lo", "127.0.0.1")}, {refusing, root}, Deadline::afterSeconds(5), nullptr, "the root", &dial)
+          .ok());
+  EXPECT_EQ(dial.root, 1u);
 }
 
 }  // namespace
