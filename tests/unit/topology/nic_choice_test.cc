@@ -9,14 +9,9 @@
 namespace braid {
 namespace {
 
+using test::cpus;
 using test::fixturePath;
 using test::loadFixture;
-
-CpuSet cpus(std::initializer_list<int> list) {
-  CpuSet set;
-  for (int c : list) set.add(c);
-  return set;
-}
 
 std::vector<NicCandidate> named(std::initializer_list<const char*> names, int port = -1) {
   std::vector<NicCandidate> out;

@@ -9,14 +9,9 @@
 namespace braid {
 namespace {
 
+using test::cpus;
 using test::fixturePath;
 using test::loadFixture;
-
-CpuSet cpus(std::initializer_list<int> list) {
-  CpuSet set;
-  for (int c : list) set.add(c);
-  return set;
-}
 
 int numaOf(const TopoGraph& g, const RankPlacement& p, size_t i = 0) {
   return g.nodes[static_cast<size_t>(p.cpuNodes.at(i))].cpu.numaId;

@@ -1,14 +1,22 @@
 // Helpers shared by the topology tests: loading a fixture, finding nodes by name.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 
 #include "topology/graph.h"
 #include "topology/paths.h"
+#include "util/cpu_set.h"
 
 namespace braid::test {
 
 std::string fixturePath(const std::string& name);
+// The set of the listed CPUs (placement and NIC-choice tests).
+inline CpuSet cpus(std::initializer_list<int> list) {
+  CpuSet set;
+  for (int c : list) set.add(c);
+  return set;
+}
 // Loads tests/fixtures/topology/<name>; fails the test (and returns an empty graph) on error.
 TopoGraph loadFixture(const std::string& name);
 // The node of GPU `dev`, of the port named `name` (port 1 unless given); -1 when absent.
