@@ -25,5 +25,9 @@ install(FILES ${PROJECT_BINARY_DIR}/BraidConfig.cmake ${PROJECT_BINARY_DIR}/Brai
 # whatever prefix was configured.
 file(RELATIVE_PATH BRAID_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 string(REGEX REPLACE "/$" "" BRAID_PC_TO_PREFIX "${BRAID_PC_TO_PREFIX}")
+set(BRAID_PC_CUDA_LIBS "")
+if(BRAID_CUDA_ENABLED)
+  set(BRAID_PC_CUDA_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/braid.pc.in ${PROJECT_BINARY_DIR}/braid.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/braid.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

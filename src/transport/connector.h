@@ -33,6 +33,14 @@ class Connector {
   // The process whose memory a receiver may read directly (0: single copy not possible).
   int singleCopyPid() const { return singleCopyPid_; }
 
+  // GPU mode: the same views with addresses a CUDA kernel can use — FIFO slots and
+  // counters in device memory or in host memory mapped for the device, the step counter
+  // and LL staging in device memory. The executor copies them into device memory for its
+  // kernels. False (and the views unset) on connectors made for host mode.
+  bool hasDeviceViews() const { return hasDeviceViews_; }
+  const SendConn& deviceSendView() const { return deviceSend_; }
+  const RecvConn& deviceRecvView() const { return deviceRecv_; }
+
  protected:
   Connector(bool isSend, int peer, std::string via, const FifoSizes& sizes)
       : isSend_(isSend), peer_(peer), via_(std::move(via)), staging_(sizes.llStepBytes / 2 + 16) {
@@ -64,6 +72,9 @@ class Connector {
   uint64_t step_ = 0;
   std::vector<uint8_t> staging_;
   int singleCopyPid_ = 0;
+  bool hasDeviceViews_ = false;
+  SendConn deviceSend_;
+  RecvConn deviceRecv_;
 };
 
 }  // namespace braid
