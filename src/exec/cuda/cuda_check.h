@@ -21,10 +21,10 @@ inline Status cudaFailure(cudaError_t err, const char* call, const char* file, i
 }  // namespace braid
 
 // Evaluates a CUDA runtime call; on failure returns its Status from the enclosing function.
-#define BRAID_CUDA_CHECK(call)                                                    \
-  do {                                                                            \
-    cudaError_t braid_cuda_err_ = (call);                                         \
-    if (braid_cuda_err_ != cudaSuccess) {                                         \
-      return ::braid::cudaFailure(braid_cuda_err_, #call, __FILE__, __LINE__);    \
-    }                                                                             \
+#define BRAID_CUDA_CHECK(call)                                                 \
+  do {                                                                         \
+    cudaError_t braid_cuda_err_ = (call);                                      \
+    if (braid_cuda_err_ != cudaSuccess) {                                      \
+      return ::braid::cudaFailure(braid_cuda_err_, #call, __FILE__, __LINE__); \
+    }                                                                          \
   } while (0)
