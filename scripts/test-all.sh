@@ -7,7 +7,8 @@
 #      collective matrix in its quick form, without the multi-GiB test);
 #   4. ThreadSanitizer build, the host-path tests (likewise);
 #   5. libFuzzer targets (clang) for every parser of outside input, each for a bounded time.
-# Sanitizer builds leave CUDA out: they check host code, which is all that runs here.
+# Sanitizer builds leave CUDA out: they check host code, which is all that runs here. The
+# TSan build leaves the tools and benchmarks out too: its labels (unit, multiproc) use neither.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -29,7 +30,7 @@ step "tests under ASan + UBSan"
   BRAID_TEST_MATRIX=quick BRAID_TEST_INIT_CYCLES=100 BRAID_TEST_ABORT_CYCLES=20 ctest --output-on-failure -j2 --timeout 900 -LE "abi|large|soak|rxe")
 
 step "build with ThreadSanitizer"
-bash scripts/build.sh build-tsan -DBRAID_SANITIZE=thread -DBRAID_CUDA=OFF
+bash scripts/build.sh build-tsan -DBRAID_SANITIZE=thread -DBRAID_CUDA=OFF -DBRAID_BUILD_TOOLS=OFF
 step "host-path tests under TSan"
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   BRAID_TEST_MATRIX=quick BRAID_TEST_INIT_CYCLES=100 BRAID_TEST_ABORT_CYCLES=20 ctest --output-on-failure -j2 --timeout 900 -L "unit|multiproc" -LE "large|soak")
