@@ -20,20 +20,74 @@ namespace braid {
 
 namespace {
 
-std::string rankLabel(int rank) { return strFormat("%d[host]", rank); }
+// NCCL's form: rank[device], "host" in host mode.
+std::string rankLabel(const Comm& comm, int rank) {
+  int dev = comm.bootstrap->peers()[static_cast<size_t>(rank)].cudaDev;
+  return dev >= 0 ? strFormat("%d[%d]", rank, dev) : strFormat("%d[host]", rank);
+}
 
-void logConnection(int channel, const char* what, int from, int to, const Connector& connector) {
-  BRAID_INFO(kLogInit | kLogP2p, "Channel %02d%s : %s -> %s via %s", channel, what, rankLabel(from).c_str(),
-             rankLabel(to).c_str(), connector.via().c_str());
+void logConnection(const Comm& comm, int channel, const char* what, int to, const Connector& connector,
+                   const std::string& note) {
+  BRAID_INFO(kLogInit | kLogP2p, "Channel %02d%s : %s -> %s via %s%s", channel, what,
+             rankLabel(comm, comm.rank).c_str(), rankLabel(comm, to).c_str(), connector.via().c_str(), note.c_str());
 }
 
 }  // namespace
 
+// Host mode: shared memory within a host (unless NCCL_SHM_DISABLE), the network between
+// hosts. GPU mode adds CUDA IPC between GPUs of one host where p2pDecision allows it; the
+// others of the host keep shared memory (host-pinned FIFOs). Both ends of a connection
+// reach the same choice: it depends only on agreed settings and on what both see of
+// their common host.
 Transport* DataPath::transportFor(int peer) {
   const auto& peers = comm_.bootstrap->peers();
   bool sameHost = peers[static_cast<size_t>(peer)].hostHash == peers[static_cast<size_t>(comm_.rank)].hostHash;
-  if (sameHost && !settings_.shmDisable) return shm_.get();
+  if (!sameHost) return net_.get();
+  const P2pDecision* p2p = p2pDecision(peer);
+  if (p2p && p2p->useP2p && p2p_) return p2p_.get();
+  if (!settings_.shmDisable) return shm_.get();
   return net_.get();
+}
+
+const P2pDecision* DataPath::p2pDecision(int peer) {
+  const auto& peers = comm_.bootstrap->peers();
+  const PeerInfo& me = peers[static_cast<size_t>(comm_.rank)];
+  const PeerInfo& other = peers[static_cast<size_t>(peer)];
+  if (comm_.cudaDev < 0 || other.cudaDev < 0 || other.hostHash != me.hostHash || peer == comm_.rank) return nullptr;
+  auto known = p2pDecisions_.find(peer);
+  if (known != p2pDecisions_.end()) return &known->second;
+
+  P2pInputs in;
+  in.p2pDisable = settings_.p2pDisable;
+  in.userLevel = settings_.p2pLevel;
+  const TopoGraph* graph = nullptr;
+  const TopoPaths* paths = nullptr;
+  std::string why;
+  if (topology_->graphAndPaths(&graph, &paths, &why)) {
+    in.defaultLevel = defaultP2pLevel(*graph);
+    in.pathKnown = gpuPathByBusId(*graph, *paths, me.busId, other.busId, &in.path);
+    if (!in.pathKnown) in.topologyNote = "the topology (" + graph->source + ") does not show both GPUs";
+  } else {
+    in.topologyNote = why;
+  }
+  P2pDecision decision = decideP2p(in);
+  if (decision.useP2p) {
+    // The settings and the topology allow it: ask CUDA (only now, since this may probe).
+    CudaPeerQuery query = queryCudaPeerAccess(me.busId, other.busId);
+    in.cudaPeer = query.access;
+    in.cudaDetail = query.detail;
+    in.ipcSupported = cudaIpcSupported(comm_.cudaDev, &in.ipcDetail);
+    decision = decideP2p(in);
+  }
+  BRAID_INFO(kLogInit | kLogP2p, "P2P between rank %d (GPU %s) and rank %d (GPU %s): %s (%s)", comm_.rank,
+             me.busId.c_str(), peer, other.busId.c_str(), decision.useP2p ? "yes" : "no", decision.reason.c_str());
+  return &p2pDecisions_.emplace(peer, std::move(decision)).first->second;
+}
+
+std::string DataPath::connectionNote(int peer) {
+  const P2pDecision* p2p = p2pDecision(peer);
+  if (!p2p || p2p->useP2p) return std::string();
+  return " (P2P not used: " + p2p->reason + ")";
 }
 
 const char* DataPath::netName() const { return netBackend_ ? netBackend_->name() : nullptr; }
@@ -53,7 +107,7 @@ Status DataPath::ensureNet() {
   if (!netBackend_) BRAID_CHECK(createSocketBackend());
   proxy_ = std::make_unique<Proxy>(&comm_.abortFlag, comm_.rank, workerCpus_);
   net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
-                                        &comm_.abortFlag);
+                                        &comm_.abortFlag, comm_.cudaDev);
   BRAID_INFO(kLogInit | kLogNet, "Using network %s", netBackend_->name());
   return okStatus();
 }
@@ -162,7 +216,7 @@ Status DataPath::connectRings(int nChannels) {
     Channel& ch = channels_[static_cast<size_t>(c)];
     ch.ringConnected = true;
     BRAID_INFO(kLogInit, "Channel %02d/%02d :%s", c, nChannels, order.c_str());
-    logConnection(c, "/0", comm_.rank, ringPosition_.next, *ch.ringSend);
+    logConnection(comm_, c, "/0", ringPosition_.next, *ch.ringSend, connectionNote(ringPosition_.next));
   }
   return okStatus();
 }
@@ -224,7 +278,9 @@ Status DataPath::connectP2p(const std::vector<P2pTask>& p2ps) {
     return established;
   }
   for (ConnectionJob& job : jobs) {
-    if (job.request.isSend) logConnection(job.request.channel, "/1", comm_.rank, job.request.peer, **job.target);
+    if (job.request.isSend) {
+      logConnection(comm_, job.request.channel, "/1", job.request.peer, **job.target, connectionNote(job.request.peer));
+    }
   }
   return okStatus();
 }
