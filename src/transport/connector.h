@@ -26,6 +26,8 @@ class Connector {
 
   bool isSend() const { return isSend_; }
   int peer() const { return peer_; }
+  // The host executor's views. On a CUDA IPC connector (GPU mode) their FIFO addresses are
+  // device memory: host code may compare them but never dereference them.
   SendConn* sendView() { return &send_; }
   RecvConn* recvView() { return &recv_; }
   // How the data travels, for the INFO log ("SHM", "NET/Socket/0 eth0").

@@ -223,15 +223,18 @@ bool cudaIpcSupported(int cudaDev, std::string* why) {
   static std::string reason;
   std::call_once(once, [cudaDev] {
     // Probed once, on the first asker's device: IPC support is a property of the platform.
+    // Only the export itself answers the question: a failed allocation (a full GPU) says
+    // nothing about IPC and must not make this rank choose differently from its peers;
+    // the connection's own allocation will report it.
     DeviceAllocation probe;
-    Status s = DeviceAllocation::create(kIpcGranularity, cudaDev, &probe);
-    if (s.ok()) {
+    supported = true;
+    if (DeviceAllocation::create(kIpcGranularity, cudaDev, &probe).ok()) {
       cudaIpcMemHandle_t handle;
-      s = exportIpcHandle(probe, &handle);
+      Status exported = exportIpcHandle(probe, &handle);
+      supported = exported.ok();
+      if (!supported) reason = "CUDA IPC is not available here (" + exported.message() + ")";
     }
     (void)cudaGetLastError();
-    supported = s.ok();
-    if (!supported) reason = "CUDA IPC is not available here (" + s.message() + ")";
   });
   if (!supported && why) *why = reason;
   return supported;

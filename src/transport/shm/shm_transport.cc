@@ -86,8 +86,11 @@ Status ShmTransport::connectSend(const ConnRequest& request, const std::vector<u
   if (!r.str(&name, 255) || !r.u64(&bytes) || !r.finished() || bytes != ShmConnector::bytesFor(sizes_)) {
     return BRAID_ERROR(ncclInvalidUsage,
                        "rank %d's SHM connection handle does not match this rank's (different "
-                       "NCCL_BUFFSIZE settings across ranks?)",
-                       request.peer);
+                       "NCCL_BUFFSIZE settings across ranks?%s)",
+                       request.peer,
+                       cudaDev_ >= 0 ? " Or, in GPU mode, the peer set the connection up for P2P/IPC: the ranks judged "
+                                       "peer access between their GPUs differently; NCCL_P2P_DISABLE=1 avoids it"
+                                     : "");
   }
   // Only Braid's own segments: a corrupted or hostile handle must not open anything else.
   if (name.rfind("/braid-", 0) != 0 || name.find('/', 1) != std::string::npos || name.find("..") != std::string::npos) {
