@@ -64,7 +64,11 @@ const P2pDecision* DataPath::p2pDecision(int peer) {
   const TopoPaths* paths = nullptr;
   std::string why;
   if (topology_->graphAndPaths(&graph, &paths, &why)) {
-    in.defaultLevel = defaultP2pLevel(*graph);
+    std::set<std::string> localGpus;  // of this communicator on this host
+    for (const PeerInfo& info : peers) {
+      if (info.hostHash == me.hostHash && info.cudaDev >= 0) localGpus.insert(normalizeBusId(info.busId));
+    }
+    in.defaultLevel = defaultP2pLevel(*graph, static_cast<int>(localGpus.size()));
     in.pathKnown = gpuPathByBusId(*graph, *paths, me.busId, other.busId, &in.path);
     if (!in.pathKnown) in.topologyNote = "the topology (" + graph->source + ") does not show both GPUs";
   } else {

@@ -25,12 +25,12 @@ bool parseP2pLevel(const std::string& text, PathType* out) {
   return true;
 }
 
-PathType defaultP2pLevel(const TopoGraph& graph) {
+PathType defaultP2pLevel(const TopoGraph& graph, int localGpus) {
   std::vector<int> cpus = graph.nodesOfType(TopoNodeType::Cpu);
   if (cpus.empty()) return PathType::PXB;
   const CpuInfo& cpu = graph.nodes[static_cast<size_t>(cpus.front())].cpu;
   bool amdX86 = cpu.arch == "x86_64" && cpu.vendor == "AuthenticAMD";
-  return amdX86 && graph.countOf(TopoNodeType::Gpu) <= 2 ? PathType::SYS : PathType::PXB;
+  return amdX86 && localGpus <= 2 ? PathType::SYS : PathType::PXB;
 }
 
 std::string normalizeBusId(const std::string& busId) {

@@ -5,7 +5,8 @@
 //  - otherwise the path type between the two GPUs in the topology graph must not exceed
 //    the P2P level: NCCL_P2P_LEVEL when set (LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB,
 //    SYS, or NCCL's legacy integers 0..5 = LOC, PIX, PXB, PHB, SYS, SYS; larger is SYS),
-//    else PXB — SYS on AMD x86 machines with at most two GPUs;
+//    else PXB — SYS on AMD x86 machines when the communicator uses at most two of the
+//    host's GPUs;
 //  - a path the graph does not know (a GPU missing from it) counts as SYS;
 //  - when this process sees both devices, CUDA must report peer access both ways
 //    (cudaDeviceCanAccessPeer); when it sees only one, the path type decides, as in NCCL;
@@ -25,8 +26,9 @@ namespace braid {
 // level name nor a non-negative integer.
 bool parseP2pLevel(const std::string& text, PathType* out);
 
-// NCCL's default level for a machine: SYS on x86 AMD CPUs with at most two GPUs, else PXB.
-PathType defaultP2pLevel(const TopoGraph& graph);
+// NCCL's default level: SYS on x86 AMD CPUs when the communicator uses at most two GPUs
+// of this host (`localGpus`; NCCL's graph holds only those), else PXB.
+PathType defaultP2pLevel(const TopoGraph& graph, int localGpus);
 
 // "0000:07:00.0": lower case, a four-digit domain (cudaDeviceGetPCIBusId and NVML write
 // other forms of the same id).

@@ -40,7 +40,7 @@ const IntParam kP2pDisable("NCCL_P2P_DISABLE", 0, 0, 1,
                            "1: GPUs of one host never use CUDA IPC (P2P); shared memory instead (GPU mode)");
 const StringParam kP2pLevel("NCCL_P2P_LEVEL", "",
                             "farthest GPU path that uses P2P: LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS or "
-                            "0-5 (default PXB; SYS on AMD with up to 2 GPUs)");
+                            "0-5 (default PXB; SYS on AMD when 2 GPUs or fewer are used)");
 const IntParam kNsocksPerThread("NCCL_NSOCKS_PERTHREAD", 1, 1, 64, "sockets per helper thread of a socket connection");
 const IntParam kSocketNthreads("NCCL_SOCKET_NTHREADS", 0, 0, 16, "helper threads per socket connection (0: none)");
 const IntParam kSpinNs("BRAID_SPIN_NS", -1, -1, 100000000,

@@ -55,11 +55,14 @@ TEST(P2pBusId, Normalized) {
 }
 
 TEST(P2pTopology, DefaultLevel) {
-  // Intel: PXB. AMD with 8 GPUs: PXB. AMD with at most two GPUs: SYS.
-  EXPECT_EQ(defaultP2pLevel(test::loadFixture("pcie_4gpu_1nic.xml")), PathType::PXB);
-  EXPECT_EQ(defaultP2pLevel(test::loadFixture("dgx_a100.xml")), PathType::PXB);
-  EXPECT_EQ(defaultP2pLevel(test::loadFixture("host_only.xml")), PathType::SYS);
-  EXPECT_EQ(defaultP2pLevel(TopoGraph()), PathType::PXB);
+  // Intel: PXB. AMD with more than two GPUs in use: PXB; with at most two: SYS.
+  TopoGraph intel = test::loadFixture("pcie_4gpu_1nic.xml");
+  TopoGraph amd = test::loadFixture("dgx_a100.xml");
+  EXPECT_EQ(defaultP2pLevel(intel, 2), PathType::PXB);
+  EXPECT_EQ(defaultP2pLevel(amd, 8), PathType::PXB);
+  EXPECT_EQ(defaultP2pLevel(amd, 3), PathType::PXB);
+  EXPECT_EQ(defaultP2pLevel(amd, 2), PathType::SYS);
+  EXPECT_EQ(defaultP2pLevel(TopoGraph(), 2), PathType::PXB);
 }
 
 TEST(P2pTopology, PathsByBusId) {
