@@ -79,9 +79,16 @@ class DataPath {
   Status connectTrees(int nChannels);
   Status connectP2p(const std::vector<P2pTask>& p2ps);
   Transport* transportFor(int peer);
-  // GPU mode, a GPU-mode peer of this host: CUDA IPC or not, and why (decided once per
-  // peer); nullptr for other peers.
-  const P2pDecision* p2pDecision(int peer);
+  // GPU mode, GPU-mode peers of this host: whether a pair uses CUDA IPC is decided once,
+  // by both ranks together (each sends its own view, both adopt "yes" only when both say
+  // yes), before the pair's first connection. Every rank calls it with the peers of the
+  // connections it is about to make, which are symmetric (ring neighbours, tree links,
+  // matched send/recv), so no rank waits for a view that is not coming.
+  Status agreeOnP2p(const std::vector<int>& peers);
+  // This rank's own view of P2P with `peer`.
+  P2pDecision localP2pDecision(int peer);
+  // The agreed decision; nullptr for peers it does not apply to (host mode, other hosts).
+  const P2pDecision* p2pDecision(int peer) const;
   // What the connection log adds after "via ...": why P2P was not used where it could be.
   std::string connectionNote(int peer);
   Status ensureNet();

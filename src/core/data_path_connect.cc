@@ -13,6 +13,7 @@
 #include "transport/net/socket/socket_backend.h"
 #include "transport/net/socket/socket_wire.h"
 #include "transport/shm/shm_transport.h"
+#include "util/byte_codec.h"
 #include "util/format.h"
 #include "util/log.h"
 
@@ -43,20 +44,35 @@ Transport* DataPath::transportFor(int peer) {
   const auto& peers = comm_.bootstrap->peers();
   bool sameHost = peers[static_cast<size_t>(peer)].hostHash == peers[static_cast<size_t>(comm_.rank)].hostHash;
   if (!sameHost) return net_.get();
-  const P2pDecision* p2p = p2pDecision(peer);
+  const P2pDecision* p2p = p2pDecision(peer);  // agreed before (agreeOnP2p)
   if (p2p && p2p->useP2p && p2p_) return p2p_.get();
   if (!settings_.shmDisable) return shm_.get();
   return net_.get();
 }
 
-const P2pDecision* DataPath::p2pDecision(int peer) {
+namespace {
+
+constexpr uint32_t kP2pAgreementTag = 0x50325041u;  // "P2PA", one message per pair and direction
+constexpr size_t kMaxReasonBytes = 1024;
+
+bool p2pApplies(const Comm& comm, int peer) {
+  const auto& peers = comm.bootstrap->peers();
+  const PeerInfo& me = peers[static_cast<size_t>(comm.rank)];
+  const PeerInfo& other = peers[static_cast<size_t>(peer)];
+  return comm.cudaDev >= 0 && other.cudaDev >= 0 && other.hostHash == me.hostHash && peer != comm.rank;
+}
+
+}  // namespace
+
+const P2pDecision* DataPath::p2pDecision(int peer) const {
+  auto known = p2pDecisions_.find(peer);
+  return known == p2pDecisions_.end() ? nullptr : &known->second;
+}
+
+P2pDecision DataPath::localP2pDecision(int peer) {
   const auto& peers = comm_.bootstrap->peers();
   const PeerInfo& me = peers[static_cast<size_t>(comm_.rank)];
   const PeerInfo& other = peers[static_cast<size_t>(peer)];
-  if (comm_.cudaDev < 0 || other.cudaDev < 0 || other.hostHash != me.hostHash || peer == comm_.rank) return nullptr;
-  auto known = p2pDecisions_.find(peer);
-  if (known != p2pDecisions_.end()) return &known->second;
-
   P2pInputs in;
   in.p2pDisable = settings_.p2pDisable;
   in.userLevel = settings_.p2pLevel;
@@ -83,9 +99,54 @@ const P2pDecision* DataPath::p2pDecision(int peer) {
     in.ipcSupported = cudaIpcSupported(comm_.cudaDev, &in.ipcDetail);
     decision = decideP2p(in);
   }
-  BRAID_INFO(kLogInit | kLogP2p, "P2P between rank %d (GPU %s) and rank %d (GPU %s): %s (%s)", comm_.rank,
-             me.busId.c_str(), peer, other.busId.c_str(), decision.useP2p ? "yes" : "no", decision.reason.c_str());
-  return &p2pDecisions_.emplace(peer, std::move(decision)).first->second;
+  return decision;
+}
+
+Status DataPath::agreeOnP2p(const std::vector<int>& peers) {
+  std::vector<int> pending;
+  for (int peer : peers) {
+    if (peer < 0 || !p2pApplies(comm_, peer) || p2pDecisions_.count(peer)) continue;
+    if (std::find(pending.begin(), pending.end(), peer) == pending.end()) pending.push_back(peer);
+  }
+  if (pending.empty()) return okStatus();
+  // Every view goes out before any is awaited: no rank waits on one that is waiting too.
+  std::vector<P2pDecision> mine;
+  for (int peer : pending) {
+    mine.push_back(localP2pDecision(peer));
+    ByteWriter w;
+    w.u8(mine.back().useP2p ? 1 : 0);
+    w.str(mine.back().reason.substr(0, kMaxReasonBytes));
+    std::vector<uint8_t> message = w.take();
+    BRAID_CHECK(comm_.bootstrap->send(peer, kP2pAgreementTag, message.data(), message.size()));
+  }
+  const auto& infos = comm_.bootstrap->peers();
+  for (size_t i = 0; i < pending.size(); ++i) {
+    int peer = pending[i];
+    std::vector<uint8_t> message;
+    Status received = comm_.bootstrap->recv(peer, kP2pAgreementTag, &message);
+    if (!received.ok()) {
+      return received.addContext(
+          strFormat("agreeing with rank %d on P2P between their GPUs: did it reach the same "
+                    "collective or the matching ncclSend/ncclRecv?",
+                    peer));
+    }
+    ByteReader r(message);
+    uint8_t theirs = 0;
+    std::string theirReason;
+    if (!r.u8(&theirs) || !r.str(&theirReason, kMaxReasonBytes) || !r.finished()) {
+      return BRAID_ERROR(ncclInternalError, "rank %d sent a malformed P2P agreement", peer);
+    }
+    P2pDecision decision = mine[i];
+    if (decision.useP2p && !theirs) {
+      decision.useP2p = false;
+      decision.reason = strFormat("rank %d cannot: %s", peer, theirReason.c_str());
+    }
+    BRAID_INFO(kLogInit | kLogP2p, "P2P between rank %d (GPU %s) and rank %d (GPU %s): %s (%s)", comm_.rank,
+               infos[static_cast<size_t>(comm_.rank)].busId.c_str(), peer,
+               infos[static_cast<size_t>(peer)].busId.c_str(), decision.useP2p ? "yes" : "no", decision.reason.c_str());
+    p2pDecisions_.emplace(peer, std::move(decision));
+  }
+  return okStatus();
 }
 
 std::string DataPath::connectionNote(int peer) {
@@ -207,6 +268,7 @@ Status DataPath::connectRings(int nChannels) {
     if (ch.ringConnected) continue;
     fresh.push_back(c);
     BRAID_CHECK(ensureNet());
+    BRAID_CHECK(agreeOnP2p({ringPosition_.next, ringPosition_.prev}));
     ConnRequest send{ConnPurpose::Ring, c, ringPosition_.next, true};
     ConnRequest recv{ConnPurpose::Ring, c, ringPosition_.prev, false};
     jobs.push_back({recv, transportFor(recv.peer), &ch.ringRecv});
@@ -234,6 +296,7 @@ Status DataPath::connectTrees(int nChannels) {
     fresh.push_back(c);
     BRAID_CHECK(ensureNet());
     TreeLinks links = buildTreeLinks(comm_.layout, comm_.rank, c);
+    BRAID_CHECK(agreeOnP2p({links.up, links.down[0], links.down[1], links.down[2]}));
     if (links.up >= 0) {
       jobs.push_back({{ConnPurpose::TreeUp, c, links.up, true}, transportFor(links.up), &ch.treeUpSend});
       jobs.push_back({{ConnPurpose::TreeDown, c, links.up, false}, transportFor(links.up), &ch.treeUpRecv});
@@ -259,6 +322,9 @@ Status DataPath::connectTrees(int nChannels) {
 Status DataPath::connectP2p(const std::vector<P2pTask>& p2ps) {
   std::vector<ConnectionJob> jobs;
   std::set<std::pair<int, bool>> planned;  // (peer, isSend) added to this batch
+  std::vector<int> peers;
+  for (const P2pTask& p2p : p2ps) peers.push_back(p2p.peer);
+  BRAID_CHECK(agreeOnP2p(peers));
   for (const P2pTask& p2p : p2ps) {
     if (p2p.peer == comm_.rank) continue;
     int c = p2pChannel(p2p.peer);
