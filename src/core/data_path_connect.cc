@@ -93,7 +93,7 @@ P2pDecision DataPath::localP2pDecision(int peer) {
   P2pDecision decision = decideP2p(in);
   if (decision.useP2p) {
     // The settings and the topology allow it: ask CUDA (only now, since this may probe).
-    CudaPeerQuery query = queryCudaPeerAccess(me.busId, other.busId);
+    CudaPeerQuery query = queryCudaPeerAccess(comm_.cudaDev, me.busId, other.busId);
     in.cudaPeer = query.access;
     in.cudaDetail = query.detail;
     in.ipcSupported = cudaIpcSupported(comm_.cudaDev, &in.ipcDetail);

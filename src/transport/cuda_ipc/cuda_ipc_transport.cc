@@ -188,8 +188,16 @@ Status createCudaIpcTransport(const CudaIpcConfig& config, std::unique_ptr<Trans
   return okStatus();
 }
 
-CudaPeerQuery queryCudaPeerAccess(const std::string& busIdA, const std::string& busIdB) {
+CudaPeerQuery queryCudaPeerAccess(int cudaDev, const std::string& busIdA, const std::string& busIdB) {
   CudaPeerQuery query;
+  CudaDeviceScope scope;
+  Status entered = scope.enter(cudaDev);
+  if (!entered.ok()) {
+    (void)cudaGetLastError();
+    query.access = CudaPeerAccess::No;
+    query.detail = "cannot make GPU " + std::to_string(cudaDev) + " current: " + entered.message();
+    return query;
+  }
   int a = -1, b = -1;
   if (cudaDeviceGetByPCIBusId(&a, busIdA.c_str()) != cudaSuccess ||
       cudaDeviceGetByPCIBusId(&b, busIdB.c_str()) != cudaSuccess) {
@@ -251,7 +259,7 @@ Status createCudaIpcTransport(const CudaIpcConfig& config, std::unique_ptr<Trans
   return BRAID_ERROR(ncclInvalidUsage, "P2P/IPC for CUDA device %d: this Braid was built without CUDA", config.cudaDev);
 }
 
-CudaPeerQuery queryCudaPeerAccess(const std::string&, const std::string&) {
+CudaPeerQuery queryCudaPeerAccess(int, const std::string&, const std::string&) {
   return {CudaPeerAccess::Unknown, "Braid was built without CUDA"};
 }
 

@@ -48,7 +48,9 @@ struct CudaPeerQuery {
   CudaPeerAccess access = CudaPeerAccess::Unknown;
   std::string detail;  // why (for the INFO line)
 };
-CudaPeerQuery queryCudaPeerAccess(const std::string& busIdA, const std::string& busIdB);
+// Asked with `cudaDev` (the asking rank's device) current, so that no other device's
+// context is created on the way.
+CudaPeerQuery queryCudaPeerAccess(int cudaDev, const std::string& busIdA, const std::string& busIdB);
 
 // Whether this process can export device memory through CUDA IPC at all (it cannot under
 // WSL, for one). Probed once per process, on `cudaDev`; *why says what failed.
