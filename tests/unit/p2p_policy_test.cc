@@ -4,7 +4,9 @@
 #include "core/p2p_policy.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include "core/data_path_settings.h"
 #include "topology/topology_fixture.h"
 
 namespace braid {
@@ -172,6 +174,24 @@ TEST(P2pDecide, LevelIsCheckedBeforeCuda) {
   P2pInputs in = known(PathType::SYS);
   in.cudaPeer = CudaPeerAccess::No;
   EXPECT_EQ(decideP2p(in).reason, "path SYS exceeds the default P2P level PXB");
+}
+
+TEST(P2pSettings, ReadFromTheEnvironment) {
+  CommConfig config;
+  ::setenv("NCCL_P2P_DISABLE", "1", 1);
+  ::setenv("NCCL_P2P_LEVEL", "phb", 1);
+  DataPathSettings s = readDataPathSettings(config, 1);
+  EXPECT_TRUE(s.p2pDisable);
+  EXPECT_EQ(s.p2pLevel, static_cast<int>(PathType::PHB));
+  ::setenv("NCCL_P2P_LEVEL", "1", 1);  // legacy: PIX
+  EXPECT_EQ(readDataPathSettings(config, 1).p2pLevel, static_cast<int>(PathType::PIX));
+  ::setenv("NCCL_P2P_LEVEL", "fastest", 1);  // not a level: WARN once, the default
+  EXPECT_EQ(readDataPathSettings(config, 1).p2pLevel, -1);
+  ::unsetenv("NCCL_P2P_DISABLE");
+  ::unsetenv("NCCL_P2P_LEVEL");
+  s = readDataPathSettings(config, 1);
+  EXPECT_FALSE(s.p2pDisable);
+  EXPECT_EQ(s.p2pLevel, -1);
 }
 
 }  // namespace
