@@ -14,6 +14,7 @@
 #include "exec/host/local_collective.h"
 #include "exec/host/p2p_engine.h"
 #include "kernels/reduce/numeric_types.h"
+#include "transport/cuda_ipc/cuda_ipc_transport.h"
 #include "util/format.h"
 #include "util/log.h"
 
@@ -97,7 +98,19 @@ Status DataPath::init() {
   tuning_.inter = LinkModel{1.2, 25.0};
   tuning_.nChannels = settings_.defaultChannels;
   channels_.resize(static_cast<size_t>(settings_.maxChannels));
-  shm_ = std::make_unique<ShmTransport>(settings_.fifo, settings_.singleCopy);
+  shm_ = std::make_unique<ShmTransport>(settings_.fifo, settings_.singleCopy, comm_.cudaDev);
+  if (comm_.cudaDev >= 0) {
+    CudaIpcConfig ipc;
+    ipc.sizes = settings_.fifo;
+    ipc.cudaDev = comm_.cudaDev;
+    ipc.busId = comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].busId;
+    BRAID_CHECK(createCudaIpcTransport(ipc, &p2p_));
+    if (settings_.singleCopy) {
+      BRAID_INFO(kLogInit | kLogShm,
+                 "SHM : GPU mode keeps FIFOs in host memory mapped for the GPU; single copy (process_vm_readv, "
+                 "BRAID_SINGLE_COPY) is for host mode only and is off");
+    }
+  }
   BRAID_INFO(kLogInit,
              "%d channel(s) at most per collective (NCCL_MIN/MAX_NCHANNELS %d/%d), buffers %u KiB Simple, "
              "%u KiB LL per connection",

@@ -20,6 +20,7 @@
 #include "core/coll_task.h"
 #include "core/comm.h"
 #include "core/data_path_settings.h"
+#include "core/p2p_policy.h"
 #include "core/rank_topology.h"
 #include "exec/host/host_exec.h"
 #include "exec/host/host_executor.h"
@@ -78,6 +79,18 @@ class DataPath {
   Status connectTrees(int nChannels);
   Status connectP2p(const std::vector<P2pTask>& p2ps);
   Transport* transportFor(int peer);
+  // GPU mode, GPU-mode peers of this host: whether a pair uses CUDA IPC is decided once,
+  // by both ranks together (each sends its own view, both adopt "yes" only when both say
+  // yes), before the pair's first connection. Every rank calls it with the peers of the
+  // connections it is about to make, which are symmetric (ring neighbours, tree links,
+  // matched send/recv), so no rank waits for a view that is not coming.
+  Status agreeOnP2p(const std::vector<int>& peers);
+  // This rank's own view of P2P with `peer`.
+  P2pDecision localP2pDecision(int peer);
+  // The agreed decision; nullptr for peers it does not apply to (host mode, other hosts).
+  const P2pDecision* p2pDecision(int peer) const;
+  // What the connection log adds after "via ...": why P2P was not used where it could be.
+  std::string connectionNote(int peer);
   Status ensureNet();
   Status tryIb(bool forced);  // sets netBackend_ when IB is usable
   Status createSocketBackend();
@@ -98,6 +111,8 @@ class DataPath {
   RingPosition ringPosition_{};
   std::vector<Channel> channels_;
   std::unique_ptr<Transport> shm_;
+  std::unique_ptr<Transport> p2p_;  // CUDA IPC between GPUs of this host (GPU mode)
+  std::map<int, P2pDecision> p2pDecisions_;
   std::unique_ptr<NetBackend> netBackend_;
   std::unique_ptr<Proxy> proxy_;
   std::unique_ptr<Transport> net_;

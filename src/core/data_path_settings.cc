@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <set>
 
+#include "core/p2p_policy.h"
 #include "core/params.h"
 #include "util/byte_codec.h"
 #include "util/env.h"
@@ -21,6 +24,7 @@ struct SettingsWire {
   uint32_t simpleStepBytes, llStepBytes;
   int32_t minChannels, maxChannels, defaultChannels;
   int32_t shmDisable, nsocksPerThread, socketThreads;
+  int32_t p2pDisable, p2pLevel;
   char algo[kTextBytes], proto[kTextBytes], netName[kTextBytes];
 };
 
@@ -37,6 +41,8 @@ SettingsWire toWire(const DataPathSettings& s) {
   w.maxChannels = s.maxChannels;
   w.defaultChannels = s.defaultChannels;
   w.shmDisable = s.shmDisable;
+  w.p2pDisable = s.p2pDisable;
+  w.p2pLevel = s.p2pLevel;
   w.nsocksPerThread = s.nsocksPerThread;
   w.socketThreads = s.socketThreads;
   copyText(w.algo, s.algo);
@@ -52,6 +58,8 @@ void fromWire(const SettingsWire& w, DataPathSettings* s) {
   s->maxChannels = w.maxChannels;
   s->defaultChannels = w.defaultChannels;
   s->shmDisable = w.shmDisable != 0;
+  s->p2pDisable = w.p2pDisable != 0;
+  s->p2pLevel = w.p2pLevel;
   s->nsocksPerThread = w.nsocksPerThread;
   s->socketThreads = w.socketThreads;
   s->algo = std::string(w.algo, strnlen(w.algo, kTextBytes));
@@ -69,12 +77,32 @@ std::string differences(const SettingsWire& mine, const SettingsWire& first) {
   note(mine.minChannels != first.minChannels || mine.maxChannels != first.maxChannels, "NCCL_MIN/MAX_NCHANNELS");
   note(mine.defaultChannels != first.defaultChannels, "the channel count (cores per rank)");
   note(mine.shmDisable != first.shmDisable, "NCCL_SHM_DISABLE");
+  note(mine.p2pDisable != first.p2pDisable || mine.p2pLevel != first.p2pLevel, "NCCL_P2P_DISABLE/NCCL_P2P_LEVEL");
   note(mine.nsocksPerThread != first.nsocksPerThread || mine.socketThreads != first.socketThreads,
        "NCCL_NSOCKS_PERTHREAD/NCCL_SOCKET_NTHREADS");
   note(std::strncmp(mine.algo, first.algo, kTextBytes) != 0, "NCCL_ALGO");
   note(std::strncmp(mine.proto, first.proto, kTextBytes) != 0, "NCCL_PROTO");
   note(std::strncmp(mine.netName, first.netName, kTextBytes) != 0, "NCCL_NET");
   return out;
+}
+
+// NCCL_P2P_LEVEL as a PathType, -1 when unset; a value that is not a level is reported
+// once (per value) and ignored.
+int readP2pLevel(const EnvSource& env) {
+  std::string text = params::kP2pLevel.get(env);
+  if (text.empty()) return -1;
+  PathType level = PathType::PXB;
+  if (parseP2pLevel(text, &level)) return static_cast<int>(level);
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (reported.insert(text).second) {
+    BRAID_WARN(
+        "NCCL_P2P_LEVEL=%s is not a P2P level (LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS or 0-5); "
+        "using the default",
+        text.c_str());
+  }
+  return -1;
 }
 
 }  // namespace
@@ -100,6 +128,8 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks) 
   s.algo = params::kAlgo.get(env);
   s.proto = params::kProto.get(env);
   s.shmDisable = params::kShmDisable.get(env) != 0;
+  s.p2pDisable = params::kP2pDisable.get(env) != 0;
+  s.p2pLevel = readP2pLevel(env);
   s.netName = config.netName;
   s.nsocksPerThread = static_cast<int>(params::kNsocksPerThread.get(env));
   s.socketThreads = static_cast<int>(params::kSocketNthreads.get(env));

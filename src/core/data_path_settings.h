@@ -22,7 +22,9 @@ struct DataPathSettings {
   std::string algo;         // NCCL_ALGO text
   std::string proto;        // NCCL_PROTO text
   bool shmDisable = false;
-  std::string netName;  // NCCL_NET / config netName
+  bool p2pDisable = false;  // NCCL_P2P_DISABLE (GPU mode)
+  int p2pLevel = -1;        // NCCL_P2P_LEVEL as a PathType; -1 when unset (GPU mode)
+  std::string netName;      // NCCL_NET / config netName
   int nsocksPerThread = 1;
   int socketThreads = 0;
   int64_t spinNs = 20000;

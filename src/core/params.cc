@@ -36,6 +36,11 @@ const StringParam kAlgo("NCCL_ALGO", "",
 const StringParam kProto("NCCL_PROTO", "", "protocols allowed: simple, ll (NCCL's grammar)");
 const IntParam kShmDisable("NCCL_SHM_DISABLE", 0, 0, 1,
                            "1: ranks of one host use the network instead of shared memory");
+const IntParam kP2pDisable("NCCL_P2P_DISABLE", 0, 0, 1,
+                           "1: GPUs of one host never use CUDA IPC (P2P); shared memory instead (GPU mode)");
+const StringParam kP2pLevel("NCCL_P2P_LEVEL", "",
+                            "farthest GPU path that uses P2P: LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS or "
+                            "0-5 (default PXB; SYS on AMD when 2 GPUs or fewer are used)");
 const IntParam kNsocksPerThread("NCCL_NSOCKS_PERTHREAD", 1, 1, 64, "sockets per helper thread of a socket connection");
 const IntParam kSocketNthreads("NCCL_SOCKET_NTHREADS", 0, 0, 16, "helper threads per socket connection (0: none)");
 const IntParam kSpinNs("BRAID_SPIN_NS", -1, -1, 100000000,

@@ -35,6 +35,8 @@ extern const IntParam kMaxNChannels;         // NCCL_MAX_NCHANNELS
 extern const StringParam kAlgo;              // NCCL_ALGO
 extern const StringParam kProto;             // NCCL_PROTO
 extern const IntParam kShmDisable;           // NCCL_SHM_DISABLE
+extern const IntParam kP2pDisable;           // NCCL_P2P_DISABLE
+extern const StringParam kP2pLevel;          // NCCL_P2P_LEVEL
 extern const IntParam kNsocksPerThread;      // NCCL_NSOCKS_PERTHREAD
 extern const IntParam kSocketNthreads;       // NCCL_SOCKET_NTHREADS
 extern const IntParam kSpinNs;               // BRAID_SPIN_NS

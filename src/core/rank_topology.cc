@@ -23,6 +23,13 @@ bool RankTopology::locate(std::string* why) {
   return loaded_.ok();
 }
 
+bool RankTopology::graphAndPaths(const TopoGraph** graph, const TopoPaths** paths, std::string* why) {
+  if (!locate(why)) return false;
+  *graph = graph_.get();
+  *paths = paths_.get();
+  return true;
+}
+
 Status RankTopology::decideWorkerCpus(CpuSet* out) {
   *out = CpuSet();
   std::string cpus = affinity_.toList();

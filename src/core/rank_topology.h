@@ -34,6 +34,10 @@ class RankTopology {
   // `use`, which is then all `use` holds). Logs "NIC for rank r: ...".
   NicOrder chooseNics(const std::vector<NicCandidate>& candidates, const std::string& pinnedBy, bool single);
 
+  // GPU mode's choice between P2P and shared memory: the graph and its paths (loaded on
+  // first need); false, with *why, when detection failed.
+  bool graphAndPaths(const TopoGraph** graph, const TopoPaths** paths, std::string* why);
+
  private:
   // The graph, paths and placement, loaded on first need; false (with *why) when not.
   bool locate(std::string* why);

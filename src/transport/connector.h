@@ -26,6 +26,8 @@ class Connector {
 
   bool isSend() const { return isSend_; }
   int peer() const { return peer_; }
+  // The host executor's views. On a CUDA IPC connector (GPU mode) their FIFO addresses are
+  // device memory: host code may compare them but never dereference them.
   SendConn* sendView() { return &send_; }
   RecvConn* recvView() { return &recv_; }
   // How the data travels, for the INFO log ("SHM", "NET/Socket/0 eth0").
@@ -43,7 +45,7 @@ class Connector {
 
  protected:
   Connector(bool isSend, int peer, std::string via, const FifoSizes& sizes)
-      : isSend_(isSend), peer_(peer), via_(std::move(via)), staging_(sizes.llStepBytes / 2 + 16) {
+      : isSend_(isSend), peer_(peer), via_(std::move(via)), staging_(llStagingBytes(sizes)) {
     send_.step = &step_;
     recv_.step = &step_;
     send_.peer = recv_.peer = peer;
@@ -62,6 +64,28 @@ class Connector {
   }
   static size_t layoutBytes(const FifoSizes& sizes) {
     return sizeof(ConnShared) + static_cast<size_t>(kSteps) * (sizes.simpleStepBytes + sizes.llStepBytes);
+  }
+  // Bytes of the LL staging buffer of one end (host: staging_; GPU mode: device memory).
+  static size_t llStagingBytes(const FifoSizes& sizes) { return sizes.llStepBytes / 2 + 16; }
+
+  // GPU mode: the device views are the host views with every FIFO address (counters,
+  // Simple and LL slots) passed through `toDevice` — the host memory's mapping for the
+  // device, or the identity where the block is device memory already — and the step
+  // counter and LL staging in the end's device memory. Strides, sizes, the peer and the
+  // proxied flag stay the host views'.
+  template <class ToDevice>
+  void bindDeviceViews(ToDevice toDevice, uint64_t* deviceStep, uint8_t* deviceStaging) {
+    auto translate = [&](auto& device, const auto& host) {
+      device = host;
+      device.shared = toDevice(host.shared);
+      device.simple.base = toDevice(host.simple.base);
+      device.ll.base = toDevice(host.ll.base);
+      device.step = deviceStep;
+      device.llStaging = deviceStaging;
+    };
+    translate(deviceSend_, send_);
+    translate(deviceRecv_, recv_);
+    hasDeviceViews_ = true;
   }
 
   bool isSend_;

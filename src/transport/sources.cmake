@@ -5,8 +5,13 @@ if(BRAID_IB_ENABLED)
 endif()
 list(APPEND BRAID_SOURCES
   transport/connection_setup.cc
+  transport/cuda_ipc/cuda_ipc_transport.cc
   transport/shm/shm_segment.cc
   transport/shm/shm_transport.cc
   transport/net/net_transport.cc
   transport/net/proxy.cc
 )
+# GPU mode's connector memory (CUDA runtime calls): only in builds with CUDA.
+if(BRAID_CUDA_ENABLED)
+  list(APPEND BRAID_SOURCES transport/device_memory.cc)
+endif()

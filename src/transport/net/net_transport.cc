@@ -2,10 +2,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 
 #include "util/format.h"
 #include "util/log.h"
+#if BRAID_WITH_CUDA
+#include "transport/device_memory.h"
+#endif
 
 namespace braid {
 
@@ -13,11 +17,15 @@ namespace {
 
 class NetConnector : public Connector {
  public:
-  NetConnector(bool isSend, int peer, const FifoSizes& sizes, NetBackend* backend, int device)
-      : Connector(isSend, peer, std::string("NET/") + backend->name() + "/" + std::to_string(device), sizes) {
+  NetConnector(bool isSend, int peer, const FifoSizes& sizes, NetBackend* backend, int device, bool gpuMode)
+      : Connector(
+            isSend, peer,
+            std::string("NET/") + backend->name() + "/" + std::to_string(device) + (gpuMode ? " (host-staged)" : ""),
+            sizes) {
     // Counters, then kSteps slots shared by both protocols (each as large as a Simple step).
     bytes_ = sizeof(ConnShared) + static_cast<size_t>(kSteps) * sizes.simpleStepBytes;
-    block_ = static_cast<uint8_t*>(std::aligned_alloc(4096, (bytes_ + 4095) / 4096 * 4096));
+    block_ = static_cast<uint8_t*>(std::aligned_alloc(4096, blockBytes()));
+    if (!block_) throw std::bad_alloc();  // the API boundary reports it as ncclSystemError
     std::memset(block_, 0, bytes_);
     auto* shared = reinterpret_cast<ConnShared*>(block_);
     FifoView simple{block_ + sizeof(ConnShared), sizes.simpleStepBytes, sizes.simpleStepBytes};
@@ -34,6 +42,22 @@ class NetConnector : public Connector {
     endpoint_.slots = simple.base;
     endpoint_.strideBytes = sizes.simpleStepBytes;
   }
+  // GPU mode: registers the FIFO block (host memory: the proxy moves it) for `cudaDev`
+  // and fills the device views.
+  Status enableDevice(int cudaDev, const FifoSizes& sizes) {
+#if BRAID_WITH_CUDA
+    BRAID_CHECK(HostRegistration::create(block_, blockBytes(), cudaDev, &registration_));
+    BRAID_CHECK(ConnDeviceState::create(llStagingBytes(sizes), cudaDev, &deviceState_));
+    bindDeviceViews([this](auto* host) { return registration_.toDevice(host); }, deviceState_.step(),
+                    deviceState_.llStaging());
+    return okStatus();
+#else
+    (void)sizes;
+    return BRAID_ERROR(ncclInvalidUsage, "network connection for CUDA device %d: this Braid was built without CUDA",
+                       cudaDev);
+#endif
+  }
+
   ~NetConnector() override {
     // The proxy has stopped before connectors are freed (see Channels' destructor).
     if (endpoint_.memHandle && endpoint_.comm)
@@ -41,6 +65,9 @@ class NetConnector : public Connector {
     sendComm_.reset();
     recvComm_.reset();
     listen_.reset();
+#if BRAID_WITH_CUDA
+    registration_ = HostRegistration();  // unregistered before the block is freed
+#endif
     std::free(block_);
   }
 
@@ -60,8 +87,14 @@ class NetConnector : public Connector {
   std::unique_ptr<NetListenComm> listen_;
 
  private:
+  size_t blockBytes() const { return (bytes_ + 4095) / 4096 * 4096; }
+
   uint8_t* block_ = nullptr;
   size_t bytes_ = 0;
+#if BRAID_WITH_CUDA
+  HostRegistration registration_;
+  ConnDeviceState deviceState_;
+#endif
   NetEndpoint endpoint_;
   std::unique_ptr<NetSendComm> sendComm_;
   std::unique_ptr<NetRecvComm> recvComm_;
@@ -77,7 +110,8 @@ int NetTransport::deviceFor(const ConnRequest& request) const {
 Status NetTransport::setupRecv(const ConnRequest& request, std::vector<uint8_t>* handle,
                                std::unique_ptr<Connector>* out) {
   int device = deviceFor(request);
-  auto connector = std::make_unique<NetConnector>(false, request.peer, sizes_, backend_, device);
+  auto connector = std::make_unique<NetConnector>(false, request.peer, sizes_, backend_, device, cudaDev_ >= 0);
+  if (cudaDev_ >= 0) BRAID_CHECK(connector->enableDevice(cudaDev_, sizes_));
   NetHandle netHandle;
   BRAID_CHECK(backend_->listen(device, &netHandle, &connector->listen_));
   handle->assign(netHandle.bytes, netHandle.bytes + kNetHandleBytes);
@@ -106,7 +140,8 @@ Status NetTransport::connectSend(const ConnRequest& request, const std::vector<u
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  auto connector = std::make_unique<NetConnector>(true, request.peer, sizes_, backend_, device);
+  auto connector = std::make_unique<NetConnector>(true, request.peer, sizes_, backend_, device, cudaDev_ >= 0);
+  if (cudaDev_ >= 0) BRAID_CHECK(connector->enableDevice(cudaDev_, sizes_));
   BRAID_CHECK(connector->attach(std::move(comm), nullptr, proxy_));
   ack->assign(1, 1);
   *out = std::move(connector);

@@ -2,6 +2,10 @@
 // the communicator's proxy thread. Each end keeps its FIFO in its own memory; the proxy
 // ships published slots to the peer's FIFO. Both protocols share the slots of a network
 // connection (the receiving proxy cannot know in advance which one the next step uses).
+//
+// GPU mode (`cudaDev` >= 0): the FIFO block stays in host memory, where the proxy reads and
+// writes it, and is registered for the device: the kernels fill and drain its slots over
+// PCIe and the proxy moves them ("host-staged"; GPUDirect RDMA is not used).
 #pragma once
 
 #include "transport/net/net_backend.h"
@@ -13,8 +17,9 @@ namespace braid {
 
 class NetTransport : public Transport {
  public:
-  NetTransport(NetBackend* backend, Proxy* proxy, FifoSizes sizes, double timeoutSec, const AbortFlag* abort)
-      : backend_(backend), proxy_(proxy), sizes_(sizes), timeoutSec_(timeoutSec), abort_(abort) {}
+  NetTransport(NetBackend* backend, Proxy* proxy, FifoSizes sizes, double timeoutSec, const AbortFlag* abort,
+               int cudaDev = -1)
+      : backend_(backend), proxy_(proxy), sizes_(sizes), timeoutSec_(timeoutSec), abort_(abort), cudaDev_(cudaDev) {}
   const char* name() const override { return "NET"; }
   Status setupRecv(const ConnRequest& request, std::vector<uint8_t>* handle, std::unique_ptr<Connector>* out) override;
   Status connectSend(const ConnRequest& request, const std::vector<uint8_t>& handle, std::vector<uint8_t>* ack,
@@ -29,6 +34,7 @@ class NetTransport : public Transport {
   FifoSizes sizes_;
   double timeoutSec_;
   const AbortFlag* abort_;
+  int cudaDev_;
 };
 
 }  // namespace braid

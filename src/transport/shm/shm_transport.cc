@@ -2,10 +2,13 @@
 
 #include <sys/uio.h>
 #include <unistd.h>
-#include "transport/shm/shm_segment.h"
 
+#include "transport/shm/shm_segment.h"
 #include "util/byte_codec.h"
 #include "util/host_identity.h"
+#if BRAID_WITH_CUDA
+#include "transport/device_memory.h"
+#endif
 
 namespace braid {
 
@@ -13,9 +16,23 @@ namespace {
 
 class ShmConnector : public Connector {
  public:
-  ShmConnector(bool isSend, int peer, const FifoSizes& sizes, ShmSegment segment)
-      : Connector(isSend, peer, "SHM", sizes), segment_(std::move(segment)) {
+  ShmConnector(bool isSend, int peer, const FifoSizes& sizes, ShmSegment segment, bool gpuMode)
+      : Connector(isSend, peer, gpuMode ? "SHM/host-pinned" : "SHM", sizes), segment_(std::move(segment)) {
     bindLayout(segment_.data(), sizes);
+  }
+  // GPU mode: registers the segment for `cudaDev` and fills the device views.
+  Status enableDevice(int cudaDev, const FifoSizes& sizes) {
+#if BRAID_WITH_CUDA
+    BRAID_CHECK(HostRegistration::create(segment_.data(), segment_.size(), cudaDev, &registration_));
+    BRAID_CHECK(ConnDeviceState::create(llStagingBytes(sizes), cudaDev, &deviceState_));
+    bindDeviceViews([this](auto* host) { return registration_.toDevice(host); }, deviceState_.step(),
+                    deviceState_.llStaging());
+    return okStatus();
+#else
+    (void)sizes;
+    return BRAID_ERROR(ncclInvalidUsage, "SHM connection for CUDA device %d: this Braid was built without CUDA",
+                       cudaDev);
+#endif
   }
   static size_t bytesFor(const FifoSizes& sizes) { return layoutBytes(sizes); }
   ShmSegment& segment() { return segment_; }
@@ -26,6 +43,11 @@ class ShmConnector : public Connector {
 
  private:
   ShmSegment segment_;
+#if BRAID_WITH_CUDA
+  // Declared after the segment: unregistered before it is unmapped.
+  HostRegistration registration_;
+  ConnDeviceState deviceState_;
+#endif
 };
 
 // Reading the sender's probe value through process_vm_readv proves, at once, that the
@@ -50,7 +72,9 @@ Status ShmTransport::setupRecv(const ConnRequest& request, std::vector<uint8_t>*
   w.str(segment.name());
   w.u64(bytes);
   *handle = w.take();
-  *out = std::make_unique<ShmConnector>(false, request.peer, sizes_, std::move(segment));
+  auto connector = std::make_unique<ShmConnector>(false, request.peer, sizes_, std::move(segment), cudaDev_ >= 0);
+  if (cudaDev_ >= 0) BRAID_CHECK(connector->enableDevice(cudaDev_, sizes_));
+  *out = std::move(connector);
   return okStatus();
 }
 
@@ -62,8 +86,11 @@ Status ShmTransport::connectSend(const ConnRequest& request, const std::vector<u
   if (!r.str(&name, 255) || !r.u64(&bytes) || !r.finished() || bytes != ShmConnector::bytesFor(sizes_)) {
     return BRAID_ERROR(ncclInvalidUsage,
                        "rank %d's SHM connection handle does not match this rank's (different "
-                       "NCCL_BUFFSIZE settings across ranks?)",
-                       request.peer);
+                       "NCCL_BUFFSIZE settings across ranks?%s)",
+                       request.peer,
+                       cudaDev_ >= 0 ? " Or, in GPU mode, the peer set the connection up for P2P/IPC: the ranks judged "
+                                       "peer access between their GPUs differently; NCCL_P2P_DISABLE=1 avoids it"
+                                     : "");
   }
   // Only Braid's own segments: a corrupted or hostile handle must not open anything else.
   if (name.rfind("/braid-", 0) != 0 || name.find('/', 1) != std::string::npos || name.find("..") != std::string::npos) {
@@ -72,7 +99,8 @@ Status ShmTransport::connectSend(const ConnRequest& request, const std::vector<u
   }
   ShmSegment segment;
   BRAID_CHECK(ShmSegment::attach(name, bytes, &segment));
-  auto connector = std::make_unique<ShmConnector>(true, request.peer, sizes_, std::move(segment));
+  auto connector = std::make_unique<ShmConnector>(true, request.peer, sizes_, std::move(segment), cudaDev_ >= 0);
+  if (cudaDev_ >= 0) BRAID_CHECK(connector->enableDevice(cudaDev_, sizes_));
   BRAID_CHECK(randomBytes(&connector->probe, sizeof(connector->probe)));
   ByteWriter w;
   w.i32(static_cast<int32_t>(getpid()));
