@@ -8,6 +8,9 @@ packages=(
   build-essential cmake pkg-config ninja-build
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev libxml2-dev
+  # hwloc's plugins: full XML import (libxml2: hwloc XML files with comments, from other
+  # tools) and PCI discovery (GPUs and NICs on the live machine). Debian only recommends them.
+  libhwloc-plugins
   iproute2 clang-format python3-matplotlib
   clang libclang-rt-dev
   # The PyTorch backend (integrations/pytorch) and its example: Debian's CPU torch 1.13,
