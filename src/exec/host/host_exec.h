@@ -47,6 +47,17 @@ class HostExec {
  public:
   HostExec(const AbortFlag* abort, HostWaitPolicy policy) : abort_(abort), policy_(policy) {}
 
+  // A team of one (see kernels/primitives/primitives.h for what a team is): the host
+  // executor runs a channel on one thread, so there is nothing to share or wait for.
+  static constexpr bool kTeam = false;
+  static int tid() { return 0; }
+  static int nthreads() { return 1; }
+  static bool leader() { return true; }
+  static void sync() {}
+  static bool syncAnd(bool ok) { return ok; }
+  // Whether *counter >= target now (never waits).
+  static bool peekAtLeast(const uint64_t* counter, uint64_t target) { return loadAcquire(counter) >= target; }
+
   static uint64_t loadAcquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
   static uint32_t loadAcquire32(const uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
   static void storeRelaxed32(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }

@@ -14,47 +14,39 @@ namespace braid {
 
 namespace {
 
-size_t payloadCapacity(uint32_t stepBytes) { return stepBytes - sizeof(P2pStepHeader); }
-
 bool wantsSingleCopy(const P2pTransfer& t, const SendConn& c) {
-  return t.singleCopyThreshold && t.bytes >= t.singleCopyThreshold && t.moved == 0 &&
+  return t.singleCopyThreshold && t.bytes >= t.singleCopyThreshold && t.stepsDone == 0 &&
          __atomic_load_n(&c.shared->singleCopyReady, __ATOMIC_ACQUIRE) != 0;
 }
 
 // Moves as many steps of a send as credit allows; true when something moved.
-bool advanceSend(P2pTransfer& t) {
+bool advanceSend(HostExec& exec, P2pTransfer& t) {
   SendConn& c = *t.connector->sendView();
   bool moved = false;
   if (t.awaitingRead) {
-    if (HostExec::loadAcquire(&c.shared->head) < t.readStep + 1) return false;
+    if (!HostExec::peekAtLeast(&c.shared->head, t.readStep + 1)) return false;
     t.awaitingRead = false;
     t.finished = true;
     return true;
   }
+  const uint64_t steps = p2pStepsFor(t.bytes, c.simple.stepBytes);
   while (!t.finished) {
     uint64_t step = *c.step;
-    if (step >= static_cast<uint64_t>(kSteps) && HostExec::loadAcquire(&c.shared->head) < step + 1 - kSteps) break;
-    uint8_t* slot = c.simple.slot(step);
+    if (step >= static_cast<uint64_t>(kSteps) && !HostExec::peekAtLeast(&c.shared->head, step + 1 - kSteps)) break;
     if (wantsSingleCopy(t, c)) {
-      P2pStepHeader header{t.bytes, 0, 1, 1, reinterpret_cast<uint64_t>(t.src)};
-      std::memcpy(slot, &header, sizeof(header));
+      P2pStepHeader header{t.bytes, 0, 1, 1, reinterpret_cast<uint64_t>(t.src), 0};
+      std::memcpy(c.simple.slot(step), &header, sizeof(header));
       c.shared->sizes[step % kSteps] = sizeof(header);
       HostExec::publish(&c.shared->tail, step + 1, &c.shared->tailWaiters);
       ++*c.step;
-      t.moved = t.bytes;
+      t.stepsDone = steps;
       t.awaitingRead = true;
       t.readStep = step;
       return true;
     }
-    size_t n = std::min(payloadCapacity(c.simple.stepBytes), t.bytes - t.moved);
-    P2pStepHeader header{t.bytes, static_cast<uint32_t>(n), static_cast<uint16_t>(t.moved + n == t.bytes), 0, 0};
-    std::memcpy(slot, &header, sizeof(header));
-    if (n) std::memcpy(slot + sizeof(header), t.src + t.moved, n);
-    c.shared->sizes[step % kSteps] = static_cast<uint32_t>(sizeof(header) + n);
-    HostExec::publish(&c.shared->tail, step + 1, &c.shared->tailWaiters);
+    p2pWriteStep(exec, c, step, t.src, t.bytes, t.stepsDone);
     ++*c.step;
-    t.moved += n;
-    t.finished = header.last != 0;
+    t.finished = ++t.stepsDone == steps;
     moved = true;
   }
   return moved;
@@ -63,15 +55,17 @@ bool advanceSend(P2pTransfer& t) {
 // Reading in pieces keeps what the kernel pins at a time small.
 constexpr size_t kSingleCopyChunk = 1 << 20;
 
+Status sizeMismatch(int peer, uint64_t theirs, size_t ours) {
+  return BRAID_ERROR(ncclInvalidUsage,
+                     "rank %d sent %llu bytes but this rank's matching ncclRecv expects %zu "
+                     "bytes (send and receive must use the same count and type)",
+                     peer, static_cast<unsigned long long>(theirs), ours);
+}
+
 // The receiving half of a single-copy transfer: read the sender's buffer in place.
 Status readDirectly(P2pTransfer& t, const P2pStepHeader& header) {
   int peer = t.connector->peer();
-  if (header.totalBytes != t.bytes) {
-    return BRAID_ERROR(ncclInvalidUsage,
-                       "rank %d sent %llu bytes but this rank's matching ncclRecv expects %zu "
-                       "bytes (send and receive must use the same count and type)",
-                       peer, static_cast<unsigned long long>(header.totalBytes), t.bytes);
-  }
+  if (header.totalBytes != t.bytes) return sizeMismatch(peer, header.totalBytes, t.bytes);
   size_t done = 0;
   while (done < t.bytes) {
     size_t chunk = std::min<size_t>(t.bytes - done, kSingleCopyChunk);
@@ -89,36 +83,27 @@ Status readDirectly(P2pTransfer& t, const P2pStepHeader& header) {
   return okStatus();
 }
 
-Status advanceRecv(P2pTransfer& t, bool* moved) {
+Status advanceRecv(HostExec& exec, P2pTransfer& t, bool* moved) {
   RecvConn& c = *t.connector->recvView();
+  const uint64_t steps = p2pStepsFor(t.bytes, c.simple.stepBytes);
   while (!t.finished) {
     uint64_t step = *c.step;
     if (c.proxied) HostExec::request(&c.shared->requested, step + 1);
-    if (HostExec::loadAcquire(&c.shared->tail) < step + 1) break;
-    const uint8_t* slot = c.simple.slot(step);
+    if (!HostExec::peekAtLeast(&c.shared->tail, step + 1)) break;
     P2pStepHeader header;
-    std::memcpy(&header, slot, sizeof(header));
-    if (header.singleCopy) {
+    P2pReadResult read = p2pReadStep(exec, c, step, t.dst, t.bytes, t.stepsDone, &header);
+    if (read == P2pReadResult::Mismatch) return sizeMismatch(c.peer, header.totalBytes, t.bytes);
+    if (read == P2pReadResult::SingleCopy) {
       BRAID_CHECK(readDirectly(t, header));
       HostExec::publish(&c.shared->head, step + 1, &c.shared->headWaiters);
       ++*c.step;
-      t.moved = t.bytes;
+      t.stepsDone = steps;
       t.finished = true;
       *moved = true;
       break;
     }
-    size_t expected = std::min(payloadCapacity(c.simple.stepBytes), t.bytes - t.moved);
-    if (header.totalBytes != t.bytes || header.payloadBytes != expected) {
-      return BRAID_ERROR(ncclInvalidUsage,
-                         "rank %d sent %llu bytes but this rank's matching ncclRecv expects %zu "
-                         "bytes (send and receive must use the same count and type)",
-                         c.peer, static_cast<unsigned long long>(header.totalBytes), t.bytes);
-    }
-    if (expected) std::memcpy(t.dst + t.moved, slot + sizeof(header), expected);
-    HostExec::publish(&c.shared->head, step + 1, &c.shared->headWaiters);
     ++*c.step;
-    t.moved += expected;
-    t.finished = header.last != 0;
+    t.finished = ++t.stepsDone == steps;
     *moved = true;
   }
   return okStatus();
@@ -142,9 +127,9 @@ Status runP2pOnHost(HostExec& exec, std::vector<P2pTransfer>& transfers) {
       }
       if (earlierPending) continue;
       if (t.isSend) {
-        moved |= advanceSend(t);
+        moved |= advanceSend(exec, t);
       } else {
-        BRAID_CHECK(advanceRecv(t, &moved));
+        BRAID_CHECK(advanceRecv(exec, t, &moved));
       }
       if (!t.finished) {
         pending = true;

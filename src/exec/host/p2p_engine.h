@@ -1,7 +1,8 @@
 // Point-to-point transfers on the host: a channel's sends and receives of one group,
 // progressed side by side (never one after the other), so that any pattern — pairs in any
 // order, all-to-all, a ring of sends — completes with bounded FIFOs. Transfers on one
-// connection complete in the order they were posted, as NCCL matches them.
+// connection complete in the order they were posted, as NCCL matches them. The steps
+// themselves (headers, sizes, copies) are kernels/p2p/p2p_steps.h's, shared with the GPU.
 #pragma once
 
 #include <cstddef>
@@ -9,26 +10,11 @@
 #include <vector>
 
 #include "exec/host/host_exec.h"
+#include "kernels/p2p/p2p_steps.h"
 #include "transport/connector.h"
 #include "util/status.h"
 
 namespace braid {
-
-// Every step of a transfer starts with this header, so that a receive that does not match
-// its send (a different size) is an error naming both sizes, never a silent misreading of
-// the next transfer's data. A transfer always sends at least one step (an empty one for 0
-// bytes) and marks its last.
-// A single-copy step carries no payload: it tells the receiver where the sender's buffer
-// is; the receiver copies it with process_vm_readv and hands the step back, and only then
-// is the send complete (the buffer must stay untouched until read).
-struct P2pStepHeader {
-  uint64_t totalBytes;
-  uint32_t payloadBytes;
-  uint16_t last;
-  uint16_t singleCopy;
-  uint64_t address;  // single copy: the sender's buffer
-};
-static_assert(sizeof(P2pStepHeader) == 24, "P2pStepHeader is part of the wire format");
 
 struct P2pTransfer {
   bool isSend = true;
@@ -36,7 +22,7 @@ struct P2pTransfer {
   uint8_t* dst = nullptr;        // receives
   size_t bytes = 0;
   Connector* connector = nullptr;
-  size_t moved = 0;  // bytes published (send) or consumed (receive) so far
+  uint64_t stepsDone = 0;  // steps published (send) or consumed (receive) so far
   bool finished = false;
   // Sends at least this large go by single copy when the receiver allows it (0: never).
   size_t singleCopyThreshold = 0;

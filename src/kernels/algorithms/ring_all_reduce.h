@@ -26,20 +26,20 @@ BRAID_HD bool ringAllReduce(Exec& exec, const Fn& fn, const RingSchedule& ring, 
     size_t span = minSize(loopElems, share.end - loop);
     size_t offset, count;
     // Reduce-scatter.
-    partOf(loop, span, ringPos(ring.index, -1, n), n, &offset, &count);
+    partOf(loop, span, ringPos(ring.index, -1, n), n, share.grain, &offset, &count);
     prims.send(send + offset, count);
     for (int s = 1; s < n - 1; ++s) {
-      partOf(loop, span, ringPos(ring.index, -1 - s, n), n, &offset, &count);
+      partOf(loop, span, ringPos(ring.index, -1 - s, n), n, share.grain, &offset, &count);
       prims.recvReduceSend(send + offset, count);
     }
-    partOf(loop, span, ring.index, n, &offset, &count);
+    partOf(loop, span, ring.index, n, share.grain, &offset, &count);
     prims.recvReduceCopySend(send + offset, recv + offset, count);
     // All-gather.
     for (int s = 1; s < n - 1; ++s) {
-      partOf(loop, span, ringPos(ring.index, -s, n), n, &offset, &count);
+      partOf(loop, span, ringPos(ring.index, -s, n), n, share.grain, &offset, &count);
       prims.recvCopySend(recv + offset, count);
     }
-    partOf(loop, span, ringPos(ring.index, 1, n), n, &offset, &count);
+    partOf(loop, span, ringPos(ring.index, 1, n), n, share.grain, &offset, &count);
     prims.recv(recv + offset, count);
   }
   return !prims.failed();

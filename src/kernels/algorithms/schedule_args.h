@@ -40,15 +40,21 @@ struct Share {
   // operations use slices smaller than a step so that the next rank starts on the first
   // slice while this one fills the second (a pipeline inside one chunk).
   size_t sliceElems = 0;
+  // Parts of a loop start at multiples of this many elements (16 bytes' worth), so that a
+  // GPU team moves whole 16-byte packs wherever the buffers allow it.
+  size_t grain = 1;
 };
 
 BRAID_HD inline size_t minSize(size_t a, size_t b) { return a < b ? a : b; }
 BRAID_HD inline int ringPos(int index, int offset, int nranks) { return ((index + offset) % nranks + nranks) % nranks; }
 
-// Part j (0 <= j < parts) of [start, start + span): nearly equal, contiguous, in order.
-BRAID_HD inline void partOf(size_t start, size_t span, int j, int parts, size_t* offset, size_t* count) {
-  size_t lo = span * static_cast<size_t>(j) / static_cast<size_t>(parts);
-  size_t hi = span * static_cast<size_t>(j + 1) / static_cast<size_t>(parts);
+// Part j (0 <= j < parts) of [start, start + span): nearly equal, contiguous, in order,
+// each starting at a multiple of `grain` elements from `start` (the last part takes what
+// does not fill a grain; with less than a grain per part, some parts are empty).
+BRAID_HD inline void partOf(size_t start, size_t span, int j, int parts, size_t grain, size_t* offset, size_t* count) {
+  const size_t units = span / grain;
+  const size_t lo = units * static_cast<size_t>(j) / static_cast<size_t>(parts) * grain;
+  const size_t hi = j + 1 == parts ? span : units * static_cast<size_t>(j + 1) / static_cast<size_t>(parts) * grain;
   *offset = start + lo;
   *count = hi - lo;
 }

@@ -15,8 +15,30 @@
 // final. Reduction order is fixed — incoming connectors in order, then the local input —
 // so results are reproducible.
 //
-// If a wait is aborted the primitive stops, `failed()` turns true and every later call
-// returns at once; the executor reports the abort.
+// Teams. A channel is run by a *team*: one host thread (HostExec), the threads of a CUDA
+// block (CudaExec), or host threads emulating a block in tests (tests/unit/kernels/team).
+// Every member runs the same schedule and the same primitives with the same arguments;
+// what the execution context `Exec` provides makes that work:
+//   kTeam                    whether members share element loops (team_loops.h) or one
+//                            thread runs the host loops
+//   tid(), nthreads(),       this member's index, the team's size, member 0
+//   leader()
+//   sync()                   a barrier: what any member wrote before it, every member sees
+//   syncAnd(ok)              sync() that returns whether every member passed true
+//   waitAtLeast(c, v, w)     the team waits until *c >= v; the same answer for every member
+//                            (false: aborted or past the deadline)
+//   peekAtLeast(c, v)        the same question without waiting
+//   publish(c, v, w)         *c = v once every member's earlier writes are visible to the
+//                            peer (a barrier, a fence, one store)
+//   request(c, v)            one store of a proxy request
+//   waitFor(ready, c, w)     one member waits until its own ready() (LL lines)
+//   storeLlHalf/loadLlHalf   LL's 8-byte {payload, flag} words
+// The step counters of the connectors are read once when a Primitives is made, advanced
+// by every member alike, and written back by the leader when it goes (followed by a
+// barrier), so members never race on them.
+//
+// If a wait is aborted the primitive stops, `failed()` turns true (for every member) and
+// every later call returns at once; the executor reports the abort.
 #pragma once
 
 #include <cstddef>
@@ -39,14 +61,27 @@ class Primitives {
     uint32_t capacity = ~0u;
     for (int i = 0; i < nRecv; ++i) {
       recvs_[i] = recvs[i];
+      recvStep_[i] = *recvs[i]->step;
       capacity = min32(capacity, Proto::capacityBytes(*recvs[i]));
     }
     for (int i = 0; i < nSend; ++i) {
       sends_[i] = sends[i];
+      sendStep_[i] = *sends[i]->step;
       capacity = min32(capacity, Proto::capacityBytes(*sends[i]));
     }
     sliceElems_ = capacity == ~0u ? 0 : capacity / sizeof(T);
   }
+
+  // The connectors' step counters persist across operations (and kernels).
+  BRAID_HD ~Primitives() {
+    if (exec_.leader()) {
+      for (int i = 0; i < nRecv_; ++i) *recvs_[i]->step = recvStep_[i];
+      for (int i = 0; i < nSend_; ++i) *sends_[i]->step = sendStep_[i];
+    }
+    exec_.sync();
+  }
+  Primitives(const Primitives&) = delete;
+  Primitives& operator=(const Primitives&) = delete;
 
   BRAID_HD bool failed() const { return failed_; }
   BRAID_HD size_t sliceElems() const { return sliceElems_; }
@@ -96,7 +131,7 @@ class Primitives {
       int nIn = 0, nOut = 0;
       if (Recv) {
         for (int i = 0; i < nRecv_; ++i) {
-          const uint8_t* slot = Proto::acquireRecv(exec_, *recvs_[i], *recvs_[i]->step, bytes);
+          const uint8_t* slot = Proto::acquireRecv(exec_, *recvs_[i], recvStep_[i], bytes);
           if (!slot) return fail();
           in[nIn++] = reinterpret_cast<const T*>(slot);
         }
@@ -106,7 +141,7 @@ class Primitives {
       if (dst) out[nOut++] = dst + offset;
       if (Send) {
         for (int i = 0; i < nSend_; ++i) {
-          uint8_t* slot = Proto::acquireSend(exec_, *sends_[i], *sends_[i]->step);
+          uint8_t* slot = Proto::acquireSend(exec_, *sends_[i], sendStep_[i]);
           if (!slot) return fail();
           out[nOut++] = reinterpret_cast<T*>(slot);
         }
@@ -115,14 +150,14 @@ class Primitives {
       compute<Recv, Pre, Post>(in, nIn, local, out, nOut, count);
       if (Send) {
         for (int i = 0; i < nSend_; ++i) {
-          Proto::postSend(exec_, *sends_[i], *sends_[i]->step, bytes);
-          ++*sends_[i]->step;
+          Proto::postSend(exec_, *sends_[i], sendStep_[i], bytes);
+          ++sendStep_[i];
         }
       }
       if (Recv) {
         for (int i = 0; i < nRecv_; ++i) {
-          Proto::releaseRecv(exec_, *recvs_[i], *recvs_[i]->step);
-          ++*recvs_[i]->step;
+          Proto::releaseRecv(exec_, *recvs_[i], recvStep_[i]);
+          ++recvStep_[i];
         }
       }
     }
@@ -139,13 +174,23 @@ class Primitives {
       srcs[nSrcs] = local;
       uint32_t preMask = Pre ? 1u << nSrcs : 0u;
       ++nSrcs;
-      reduceElements(fn_, out[0], nOut > 1 ? out[1] : nullptr, srcs, nSrcs, preMask, Post, count);
-      for (int k = 2; k < nOut; ++k) copyElements(fn_, out[k], static_cast<T*>(nullptr), out[0], count, false, false);
+      reduceElements(exec_, fn_, out[0], nOut > 1 ? out[1] : nullptr, srcs, nSrcs, preMask, Post, count);
+      copyToRest(out, nOut, count);
       return;
     }
     const T* source = Recv ? in[0] : local;
-    copyElements(fn_, out[0], nOut > 1 ? out[1] : nullptr, source, count, !Recv && Pre, Post);
-    for (int k = 2; k < nOut; ++k) copyElements(fn_, out[k], static_cast<T*>(nullptr), out[0], count, false, false);
+    copyElements(exec_, fn_, out[0], nOut > 1 ? out[1] : nullptr, source, count, !Recv && Pre, Post);
+    copyToRest(out, nOut, count);
+  }
+
+  // Destinations beyond the first two (a tree rank sending to several children) get a copy
+  // of the first, after a barrier: which member wrote which element of out[0] depends on the
+  // pointers' alignment, so a member may need another's results.
+  BRAID_HD void copyToRest(T* const* out, int nOut, size_t count) {
+    if (nOut <= 2) return;
+    exec_.sync();
+    for (int k = 2; k < nOut; ++k)
+      copyElements(exec_, fn_, out[k], static_cast<T*>(nullptr), out[0], count, false, false);
   }
 
   BRAID_HD void fail() { failed_ = true; }
@@ -154,6 +199,8 @@ class Primitives {
   Fn fn_;
   RecvConn* recvs_[kMaxPeers] = {};
   SendConn* sends_[kMaxPeers] = {};
+  uint64_t recvStep_[kMaxPeers] = {};
+  uint64_t sendStep_[kMaxPeers] = {};
   int nRecv_;
   int nSend_;
   size_t sliceElems_ = 0;

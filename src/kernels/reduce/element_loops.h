@@ -1,29 +1,33 @@
 // The element loops of the data path: what the primitives run on each slice, on a CPU
-// thread (host executor) or in a CUDA block.
+// thread (host executor), in a CUDA block, or in the host threads that emulate a block.
 //
-//   copyElements(fn, dst0, dst1, src, n, applyPre, applyPost)
+//   copyElements([exec,] fn, dst0, dst1, src, n, applyPre, applyPost)
 //       dst0[i] (and dst1[i] when dst1 is not null) = [postOp]([preOp](src[i]))
-//   reduceElements(fn, dst0, dst1, srcs, nSrcs, preMask, applyPost, n)
+//   reduceElements([exec,] fn, dst0, dst1, srcs, nSrcs, preMask, applyPost, n)
 //       v = fn(fn(fn(s0', s1'), s2'), s3') with si' = preOp(srcs[i][j]) when bit i of preMask
 //       is set, in exactly this left-to-right order (results must be bitwise reproducible
 //       whatever the executor), then [postOp]; written to dst0 and, when not null, dst1.
 //       2 <= nSrcs <= 4 (1 is accepted and is a copy).
-//   copyBytes(dst, src, bytes)
+//   copyBytes(exec, dst, src, bytes)
 //       a type-agnostic move.
 //
 // Pointers need only be aligned to their element type. The sources never overlap the
 // destinations, except that dst0 may be equal to one source (in place): every element is
 // read before it is written, in the same iteration.
 //
-// On the device each thread of the block takes elements threadIdx.x, threadIdx.x +
-// blockDim.x, ... . On the host the loops are written for GCC's auto-vectoriser (build the
-// translation units that instantiate them with -O3; at -O2 GCC 12 vectorises nothing
-// whose trip count is unknown): the runtime flags are turned into template arguments
-// before the loop, the functor is copied to a local so that stores cannot alias its
-// scalar, and dst0 and the sources are deliberately not restrict-qualified. GCC then
-// vectorises behind a run-time overlap check, and that check accepts dst0 == source (a
-// read-before-write at distance 0), so in-place calls take the vector path too; dst1,
-// which never aliases anything, is restrict and needs no check.
+// The forms with `exec` are the data path's: a team (Exec::kTeam: a CUDA block, or host
+// threads emulating one in tests) runs team_loops.h, where each member strides over the
+// elements; a single host thread runs the host loops below. The forms without `exec` are
+// the host loops alone, for host-only callers.
+//
+// The host loops are written for GCC's auto-vectoriser (build the translation units that
+// instantiate them with -O3; at -O2 GCC 12 vectorises nothing whose trip count is
+// unknown): the runtime flags are turned into template arguments before the loop, the
+// functor is copied to a local so that stores cannot alias its scalar, and dst0 and the
+// sources are deliberately not restrict-qualified. GCC then vectorises behind a run-time
+// overlap check, and that check accepts dst0 == source (a read-before-write at distance
+// 0), so in-place calls take the vector path too; dst1, which never aliases anything, is
+// restrict and needs no check.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +36,7 @@
 
 #include "kernels/common/device_macros.h"
 #include "kernels/reduce/functors.h"
+#include "kernels/reduce/team_loops.h"
 
 namespace braid {
 
@@ -154,97 +159,66 @@ void reduceHost(const Fn& fn, T* dst0, T* dst1, const T* const* srcs, int nSrcs,
   }
 }
 
-#else  // BRAID_DEVICE_PASS
-
-// The device loops keep the flags at run time: they are uniform across the block, so the
-// branches cost little next to the memory traffic, and one instantiation per type and
-// functor keeps kernels small.
-template <typename T, typename Fn>
-BRAID_DEVICE BRAID_FORCE_INLINE void copyDevice(const Fn& fn, T* dst0, T* dst1, const T* src, size_t n, bool applyPre,
-                                                bool applyPost) {
-  const bool pre = Fn::kHasPreOp && applyPre;
-  const bool post = Fn::kHasPostOp && applyPost;
-  for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-    T v = src[i];
-    if (pre) v = fn.preOp(v);
-    if (post) v = fn.postOp(v);
-    dst0[i] = v;
-    if (dst1 != nullptr) dst1[i] = v;
-  }
-}
-
-template <typename T, typename Fn>
-BRAID_DEVICE BRAID_FORCE_INLINE void reduceDevice(const Fn& fn, T* dst0, T* dst1, const T* const* srcs, int nSrcs,
-                                                  uint32_t preMask, bool applyPost, size_t n) {
-  if (nSrcs < 1 || nSrcs > 4) return;
-  const T* s[4];
-  for (int k = 0; k < nSrcs; ++k) s[k] = srcs[k];
-  const uint32_t mask = Fn::kHasPreOp ? preMask : 0u;
-  const bool post = Fn::kHasPostOp && applyPost;
-  for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-    T v = s[0][i];
-    if (mask & 1u) v = fn.preOp(v);
-    for (int k = 1; k < nSrcs; ++k) {
-      T x = s[k][i];
-      if ((mask >> k) & 1u) x = fn.preOp(x);
-      v = fn(v, x);
-    }
-    if (post) v = fn.postOp(v);
-    dst0[i] = v;
-    if (dst1 != nullptr) dst1[i] = v;
-  }
-}
-
-template <typename Word>
-BRAID_DEVICE BRAID_FORCE_INLINE void copyWords(void* dst, const void* src, size_t bytes) {
-  Word* d = static_cast<Word*>(dst);
-  const Word* s = static_cast<const Word*>(src);
-  const size_t n = bytes / sizeof(Word);
-  for (size_t i = threadIdx.x; i < n; i += blockDim.x) d[i] = s[i];
-}
-
 #endif  // BRAID_DEVICE_PASS
 
 }  // namespace loops_detail
 
+#if !BRAID_DEVICE_PASS
+// The host's single-threaded entry points (the host executor, local collectives, tests).
 template <typename T, typename Fn>
-BRAID_HD void copyElements(const Fn& fn, T* dst0, T* dst1, const T* src, size_t n, bool applyPre, bool applyPost) {
-#if BRAID_DEVICE_PASS
-  loops_detail::copyDevice(fn, dst0, dst1, src, n, applyPre, applyPost);
-#else
+void copyElements(const Fn& fn, T* dst0, T* dst1, const T* src, size_t n, bool applyPre, bool applyPost) {
   loops_detail::copyHost(fn, dst0, dst1, src, n, applyPre, applyPost);
-#endif
 }
 
 template <typename T, typename Fn>
-BRAID_HD void reduceElements(const Fn& fn, T* dst0, T* dst1, const T* const* srcs, int nSrcs, uint32_t preMask,
-                             bool applyPost, size_t n) {
-#if BRAID_DEVICE_PASS
-  loops_detail::reduceDevice(fn, dst0, dst1, srcs, nSrcs, preMask, applyPost, n);
-#else
+void reduceElements(const Fn& fn, T* dst0, T* dst1, const T* const* srcs, int nSrcs, uint32_t preMask, bool applyPost,
+                    size_t n) {
   loops_detail::reduceHost(fn, dst0, dst1, srcs, nSrcs, preMask, applyPost, n);
+}
+#endif
+
+// The data path's entry points: `exec` says who runs the loop. A team (a CUDA block, or the
+// host threads that emulate one in tests) strides over the elements with team_loops.h; the
+// host executor's single thread takes the vectorised host loops above.
+template <class Exec, typename T, typename Fn>
+BRAID_HD void copyElements(Exec& exec, const Fn& fn, T* dst0, T* dst1, const T* src, size_t n, bool applyPre,
+                           bool applyPost) {
+#if BRAID_DEVICE_PASS
+  team_loops::copy(exec.tid(), exec.nthreads(), fn, dst0, dst1, src, n, applyPre, applyPost);
+#else
+  if constexpr (Exec::kTeam) {
+    team_loops::copy(exec.tid(), exec.nthreads(), fn, dst0, dst1, src, n, applyPre, applyPost);
+  } else {
+    loops_detail::copyHost(fn, dst0, dst1, src, n, applyPre, applyPost);
+  }
 #endif
 }
 
-// dst and src must not overlap unless they are equal (then nothing moves).
-BRAID_HD inline void copyBytes(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0 || dst == src) return;
+template <class Exec, typename T, typename Fn>
+BRAID_HD void reduceElements(Exec& exec, const Fn& fn, T* dst0, T* dst1, const T* const* srcs, int nSrcs,
+                             uint32_t preMask, bool applyPost, size_t n) {
 #if BRAID_DEVICE_PASS
-  // The widest word that divides both addresses and the size.
-  const uintptr_t mix = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes;
-  if ((mix & 15u) == 0) {
-    loops_detail::copyWords<uint4>(dst, src, bytes);
-  } else if ((mix & 7u) == 0) {
-    loops_detail::copyWords<uint64_t>(dst, src, bytes);
-  } else if ((mix & 3u) == 0) {
-    loops_detail::copyWords<uint32_t>(dst, src, bytes);
-  } else if ((mix & 1u) == 0) {
-    loops_detail::copyWords<uint16_t>(dst, src, bytes);
-  } else {
-    loops_detail::copyWords<uint8_t>(dst, src, bytes);
-  }
+  team_loops::reduce(exec.tid(), exec.nthreads(), fn, dst0, dst1, srcs, nSrcs, preMask, applyPost, n);
 #else
-  memcpy(dst, src, bytes);
+  if constexpr (Exec::kTeam) {
+    team_loops::reduce(exec.tid(), exec.nthreads(), fn, dst0, dst1, srcs, nSrcs, preMask, applyPost, n);
+  } else {
+    loops_detail::reduceHost(fn, dst0, dst1, srcs, nSrcs, preMask, applyPost, n);
+  }
+#endif
+}
+
+// A type-agnostic move (dst and src must not overlap unless they are equal).
+template <class Exec>
+BRAID_HD void copyBytes(Exec& exec, void* dst, const void* src, size_t bytes) {
+#if BRAID_DEVICE_PASS
+  team_loops::copyBytes(exec.tid(), exec.nthreads(), dst, src, bytes);
+#else
+  if constexpr (Exec::kTeam) {
+    team_loops::copyBytes(exec.tid(), exec.nthreads(), dst, src, bytes);
+  } else {
+    if (bytes != 0 && dst != src) memcpy(dst, src, bytes);
+  }
 #endif
 }
 

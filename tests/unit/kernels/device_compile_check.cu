@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/reduce/element_loops.h"
 #include "kernels/reduce/functors.h"
 #include "kernels/reduce/numeric_types.h"
+#include "kernels/reduce/team_loops.h"
 
 namespace braid {
 namespace {
@@ -28,8 +28,9 @@ __device__ void runLoops(const Fn& fn, const DeviceArgs& args) {
   T* dst1 = static_cast<T*>(args.dst1);
   const T* srcs[4];
   for (int i = 0; i < 4; ++i) srcs[i] = static_cast<const T*>(args.srcs[i]);
-  copyElements(fn, dst0, dst1, srcs[0], args.n, args.applyPre, args.applyPost);
-  reduceElements(fn, dst0, dst1, srcs, args.nSrcs, args.preMask, args.applyPost, args.n);
+  const int tid = static_cast<int>(threadIdx.x), nthreads = static_cast<int>(blockDim.x);
+  team_loops::copy(tid, nthreads, fn, dst0, dst1, srcs[0], args.n, args.applyPre, args.applyPost);
+  team_loops::reduce(tid, nthreads, fn, dst0, dst1, srcs, args.nSrcs, args.preMask, args.applyPost, args.n);
   // The functor's operations directly, as other device code will call them.
   if (args.n > 0 && threadIdx.x == 0) dst0[0] = fn.postOp(fn(fn.preOp(srcs[0][0]), srcs[1][0]));
 }
@@ -43,7 +44,8 @@ __global__ void allOpsKernel(DeviceArgs args, T scalar, uint64_t divisor) {
   runLoops<T>(FuncPreMulSum<T>(scalar), args);
   if constexpr (redOpSupported<T>(RedOpKind::SumPostDiv)) runLoops<T>(FuncSumPostDiv<T>(divisor), args);
   (void)divisor;
-  copyBytes(args.dst0, args.srcs[0], args.n * sizeof(T));
+  team_loops::copyBytes(static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), args.dst0, args.srcs[0],
+                        args.n * sizeof(T));
 }
 
 __global__ void conversionKernel(const float* in, float* out, size_t n) {

@@ -396,7 +396,8 @@ TEST(ElementLoops, CopyBytes) {
     for (size_t dstOff : {0, 2, 5, 16}) {
       for (size_t bytes : {0, 1, 2, 15, 16, 17, 100, 255}) {
         std::fill(dst.begin(), dst.end(), 0xee);
-        copyBytes(dst.data() + dstOff, src.data() + srcOff, bytes);
+        // As a team of three moves them (the GPU's byte copy), every member its share.
+        for (int m = 0; m < 3; ++m) team_loops::copyBytes(m, 3, dst.data() + dstOff, src.data() + srcOff, bytes);
         for (size_t i = 0; i < dst.size(); ++i) {
           const bool inside = i >= dstOff && i < dstOff + bytes;
           ASSERT_EQ(dst[i], inside ? src[i - dstOff + srcOff] : 0xee) << srcOff << " " << dstOff << " " << bytes;
@@ -404,8 +405,8 @@ TEST(ElementLoops, CopyBytes) {
       }
     }
   }
-  copyBytes(src.data(), src.data(), 100);  // equal pointers: nothing to do
-  copyBytes(nullptr, nullptr, 0);
+  team_loops::copyBytes(0, 1, src.data(), src.data(), 100);  // equal pointers: nothing to do
+  team_loops::copyBytes(0, 1, nullptr, nullptr, 0);
   EXPECT_EQ(src[5], static_cast<unsigned char>(36));
 }
 

@@ -1,0 +1,57 @@
+// How a collective's data is divided between its channels and cut for pipelining: one
+// function, run by the host executor for each channel and by each block of a CUDA kernel
+// for its own, so that both executors (and every rank) cut the data identically.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/algorithms/schedule_args.h"
+#include "kernels/primitives/connector.h"
+
+namespace braid {
+
+// A chunk is at most kStepsPerChunk FIFO slices: a ring step sends a chunk while the
+// previous one is still in the peer's FIFO, and both must fit in its kSteps slots, or two
+// ranks could each wait for the other to free a slot.
+constexpr size_t kStepsPerChunk = kSteps / 2;
+
+// Mid-size Simple-protocol operations, whose chunks would be one or two whole FIFO steps,
+// move in smaller slices (and chunks of kStepsPerChunk of them), so that a rank forwards
+// the first slice while the next is still arriving. Large operations keep whole steps
+// (fewer hand-offs). Depends only on the operation's shape: every rank cuts alike.
+constexpr size_t kMinSliceBytes = 32 << 10;
+
+// What every channel of one collective has in common.
+struct ShareGeometry {
+  size_t extent = 0;         // elements to divide (bytes, for data-only collectives)
+  uint32_t unit = 1;         // bytes of one of them
+  uint32_t stepPayload = 0;  // bytes one FIFO step carries with the chosen protocol
+  int nChannels = 1;
+  int nranks = 1;
+  bool pipelineSlices = false;  // Simple protocol: cut mid-size shares into smaller slices
+};
+
+BRAID_HD inline size_t maxSize(size_t a, size_t b) { return a > b ? a : b; }
+
+// Channel `channel`'s share of the collective.
+BRAID_HD inline Share channelShare(const ShareGeometry& g, int channel) {
+  Share share;
+  share.grain = maxSize(1, 16 / g.unit);
+  size_t count = 0;
+  partOf(0, g.extent, channel, g.nChannels, share.grain, &share.begin, &count);
+  share.end = share.begin + count;
+  share.chunkElems = maxSize(1, static_cast<size_t>(g.stepPayload) * kStepsPerChunk / g.unit);
+  if (g.pipelineSlices) {
+    const size_t ranks = static_cast<size_t>(g.nranks > 1 ? g.nranks : 1);
+    const size_t partBytes = count * g.unit / ranks;
+    const size_t slice = maxSize(kMinSliceBytes, (partBytes / kStepsPerChunk + 63) & ~size_t{63});
+    if (slice < g.stepPayload) {
+      share.sliceElems = maxSize(1, slice / g.unit);
+      share.chunkElems = share.sliceElems * kStepsPerChunk;
+    }
+  }
+  return share;
+}
+
+}  // namespace braid
