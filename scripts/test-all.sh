@@ -15,6 +15,10 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n=== %s (%ds) ===\n' "$1" "$(( $(date +%s) - start ))"; }
 
+# Host mode for every suite, also on a machine with GPUs (the suites pass host memory); the
+# GPU suite (tests/gpu, label gpu) sets BRAID_DEVICE=auto for itself.
+export BRAID_DEVICE=cpu
+
 step "format check"
 bash scripts/check-format.sh
 

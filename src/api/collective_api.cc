@@ -9,86 +9,88 @@ namespace api = braid::api;
 namespace {
 
 ncclResult_t collective(const char* fn, braid::CollFunc func, const void* sendbuff, void* recvbuff, size_t count,
-                        ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm) {
+                        ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   return api::apiCall(fn, comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, fn));
-    return braid::enqueueCollective(comm, {fn, func, sendbuff, recvbuff, count, type, op, root});
+    return braid::enqueueCollective(comm, {fn, func, sendbuff, recvbuff, count, type, op, root, stream});
   });
 }
 
 }  // namespace
 
-// The stream argument is unused in host mode: calls return when the operation is complete.
+// In GPU mode a call enqueues its work on `stream` and returns; in host mode the stream is
+// not used and a call returns when the operation is complete.
 BRAID_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-          ncclRedOp_t op, ncclComm_t comm, cudaStream_t /*stream*/) {
-  return collective("ncclAllReduce", braid::CollFunc::AllReduce, sendbuff, recvbuff, count, datatype, op, -1, comm);
+          ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  return collective("ncclAllReduce", braid::CollFunc::AllReduce, sendbuff, recvbuff, count, datatype, op, -1, comm,
+                    stream);
 }
 
 BRAID_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-          int root, ncclComm_t comm, cudaStream_t /*stream*/) {
+          int root, ncclComm_t comm, cudaStream_t stream) {
   return collective("ncclBroadcast", braid::CollFunc::Broadcast, sendbuff, recvbuff, count, datatype, ncclSum, root,
-                    comm);
+                    comm, stream);
 }
 
 BRAID_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-          cudaStream_t /*stream*/) {
-  return collective("ncclBcast", braid::CollFunc::Broadcast, buff, buff, count, datatype, ncclSum, root, comm);
+          cudaStream_t stream) {
+  return collective("ncclBcast", braid::CollFunc::Broadcast, buff, buff, count, datatype, ncclSum, root, comm, stream);
 }
 
 BRAID_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-          ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t /*stream*/) {
-  return collective("ncclReduce", braid::CollFunc::Reduce, sendbuff, recvbuff, count, datatype, op, root, comm);
+          ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  return collective("ncclReduce", braid::CollFunc::Reduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
 }
 
 BRAID_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
-          ncclComm_t comm, cudaStream_t /*stream*/) {
+          ncclComm_t comm, cudaStream_t stream) {
   return collective("ncclAllGather", braid::CollFunc::AllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, -1,
-                    comm);
+                    comm, stream);
 }
 
 BRAID_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount,
-          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t /*stream*/) {
+          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   return collective("ncclReduceScatter", braid::CollFunc::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op,
-                    -1, comm);
+                    -1, comm, stream);
 }
 
 BRAID_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-          ncclComm_t comm, cudaStream_t /*stream*/) {
+          ncclComm_t comm, cudaStream_t stream) {
   return api::apiCall("ncclAlltoAll", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclAlltoAll"));
-    return braid::enqueueAlltoAll(comm, sendbuff, recvbuff, count, datatype);
+    return braid::enqueueAlltoAll(comm, sendbuff, recvbuff, count, datatype, stream);
   });
 }
 
 BRAID_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-          int root, ncclComm_t comm, cudaStream_t /*stream*/) {
+          int root, ncclComm_t comm, cudaStream_t stream) {
   return api::apiCall("ncclGather", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclGather"));
-    return braid::enqueueGather(comm, sendbuff, recvbuff, count, datatype, root);
+    return braid::enqueueGather(comm, sendbuff, recvbuff, count, datatype, root, stream);
   });
 }
 
 BRAID_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-          int root, ncclComm_t comm, cudaStream_t /*stream*/) {
+          int root, ncclComm_t comm, cudaStream_t stream) {
   return api::apiCall("ncclScatter", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclScatter"));
-    return braid::enqueueScatter(comm, sendbuff, recvbuff, count, datatype, root);
+    return braid::enqueueScatter(comm, sendbuff, recvbuff, count, datatype, root, stream);
   });
 }
 
 BRAID_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
-          ncclComm_t comm, cudaStream_t /*stream*/) {
+          ncclComm_t comm, cudaStream_t stream) {
   return api::apiCall("ncclSend", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclSend"));
-    return braid::enqueueSendRecv(comm, "ncclSend", true, sendbuff, nullptr, count, datatype, peer);
+    return braid::enqueueSendRecv(comm, "ncclSend", true, sendbuff, nullptr, count, datatype, peer, stream);
   });
 }
 
 BRAID_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-          cudaStream_t /*stream*/) {
+          cudaStream_t stream) {
   return api::apiCall("ncclRecv", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclRecv"));
-    return braid::enqueueSendRecv(comm, "ncclRecv", false, nullptr, recvbuff, count, datatype, peer);
+    return braid::enqueueSendRecv(comm, "ncclRecv", false, nullptr, recvbuff, count, datatype, peer, stream);
   });
 }
 

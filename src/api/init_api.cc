@@ -3,6 +3,7 @@
 
 #include "api/api_guard.h"
 #include "core/comm_init.h"
+#include "core/data_path.h"
 
 using braid::Status;
 namespace api = braid::api;
@@ -119,9 +120,10 @@ BRAID_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
     if (comm->finalized.exchange(true)) {
       return BRAID_ERROR(ncclInvalidUsage, "ncclCommFinalize: the communicator is already finalized");
     }
-    // No operation can be outstanding when this returns: host-mode calls complete before
-    // returning, so there is nothing left to flush.
-    return braid::okStatus();
+    // No operation may be outstanding when this returns: host-mode calls complete before
+    // returning; in GPU mode the operations enqueued on streams finish first.
+    if (!comm->dataPath) return braid::okStatus();
+    return comm->dataPath->finishEnqueuedWork();
   });
 }
 

@@ -23,6 +23,7 @@ struct CollTask {
   uint64_t opArg = 0;                 // PreMulSum scalar bits (host-immediate) or SumPostDiv divisor
   const void* scalarAtRun = nullptr;  // PreMulSum scalar read when the collective runs (ncclScalarDevice)
   int root = 0;
+  cudaStream_t stream = nullptr;  // GPU mode: where it runs
 };
 
 struct P2pTask {
@@ -31,6 +32,14 @@ struct P2pTask {
   void* recvbuff = nullptr;
   size_t bytes = 0;
   int peer = -1;
+  cudaStream_t stream = nullptr;  // GPU mode: where it runs
+};
+
+// GPU mode: a device buffer the group's sends must read from a copy made when the group
+// runs (in-place AlltoAll), rather than from a host copy made at the call.
+struct DeviceStaging {
+  const void* base = nullptr;
+  size_t bytes = 0;
 };
 
 struct CommTasks {
@@ -38,6 +47,7 @@ struct CommTasks {
   std::vector<P2pTask> p2ps;
   // Copies of inputs that must not change while the group runs (in-place AlltoAll).
   std::vector<std::unique_ptr<uint8_t[]>> staging;
+  std::vector<DeviceStaging> deviceStaging;  // the same in GPU mode, copied on the stream
   bool empty() const { return colls.empty() && p2ps.empty(); }
 };
 

@@ -299,6 +299,9 @@ Status destroyComm(Comm* comm, bool abort) {
         static_cast<void*>(comm), comm->activeCalls.load(), kAbortWaitSeconds);
     return BRAID_ERROR(ncclInternalError, "calls of other threads did not leave the communicator");
   }
+  // GPU mode: what is enqueued on streams ends (or, aborting, is stopped) while the watchdog
+  // still reports lost ranks and failures.
+  if (comm->dataPath) comm->dataPath->quiesce();
   BRAID_INFO(kLogInit, "comm %p rank %d nRanks %d - %s COMPLETE", static_cast<void*>(comm), comm->rank, comm->nranks,
              abort ? "Abort" : "Destroy");
   comm->magic = 0;

@@ -13,6 +13,7 @@
 #include "exec/host/coll_dispatch.h"
 #include "exec/host/local_collective.h"
 #include "exec/host/p2p_engine.h"
+#include "kernels/algorithms/channel_share.h"
 #include "kernels/reduce/numeric_types.h"
 #include "transport/cuda_ipc/cuda_ipc_transport.h"
 #include "util/format.h"
@@ -27,25 +28,6 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
   size_t bytes = task.count * elemBytes;
   if (task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter) bytes *= static_cast<size_t>(nranks);
   return bytes;
-}
-
-// A chunk is at most kStepsPerChunk FIFO slices: a ring step sends a chunk while the
-// previous one is still in the peer's FIFO, and both must fit in its kSteps slots, or two
-// ranks could each wait for the other to free a slot.
-constexpr size_t kStepsPerChunk = kSteps / 2;
-
-// Mid-size Simple-protocol operations, whose chunks would be one or two whole FIFO steps,
-// move in smaller slices (and chunks of kStepsPerChunk of them), so that a rank forwards
-// the first slice while the next is still arriving. Large operations keep whole steps
-// (fewer hand-offs). Depends only on the operation's shape: every rank cuts alike.
-constexpr size_t kMinSliceBytes = 32 << 10;
-
-void limitSliceForPipelining(Share* share, size_t unit, size_t stepBytes, int nranks) {
-  size_t partBytes = (share->end - share->begin) * unit / static_cast<size_t>(std::max(1, nranks));
-  size_t slice = std::max(kMinSliceBytes, (partBytes / kStepsPerChunk + 63) & ~size_t{63});
-  if (slice >= stepBytes) return;
-  share->sliceElems = std::max<size_t>(1, slice / unit);
-  share->chunkElems = share->sliceElems * kStepsPerChunk;
 }
 
 // How long destroying a communicator waits for data still leaving through the network.
@@ -66,6 +48,24 @@ Status DataPath::create(Comm& comm, std::unique_ptr<DataPath>* out) {
 }
 
 DataPath::~DataPath() {
+  quiesce();
+  if (leakGpuMemory_) {
+    BRAID_WARN(
+        "comm %p rank %d: kernels of this communicator may still run on GPU %d; its GPU and connection "
+        "memory is left allocated",
+        static_cast<void*>(&comm_), comm_.rank, comm_.cudaDev);
+    proxy_.reset();  // its thread ends; the connections it moved stay
+    (void)gpu_.release();
+    for (Channel& ch : channels_) {
+      (void)ch.ringSend.release(), (void)ch.ringRecv.release(), (void)ch.treeUpSend.release(),
+          (void)ch.treeUpRecv.release();
+      for (int k = 0; k < kMaxTreeChildren; ++k) (void)ch.treeDownSend[k].release(), (void)ch.treeDownRecv[k].release();
+      for (auto& [peer, c] : ch.p2pSend) (void)c.release();
+      for (auto& [peer, c] : ch.p2pRecv) (void)c.release();
+    }
+    (void)shm_.release(), (void)p2p_.release(), (void)net_.release(), (void)netBackend_.release();
+    return;
+  }
   // Data of completed operations may still be on its way out: let it leave (unless the
   // communicator is being aborted), then stop the proxy before the connectors it reads go.
   if (proxy_ && !comm_.abortFlag.load()) proxy_->drain(Deadline::afterSeconds(kDrainSeconds));
@@ -74,7 +74,7 @@ DataPath::~DataPath() {
 }
 
 Status DataPath::init() {
-  settings_ = readDataPathSettings(comm_.config, comm_.layout.localRanks);
+  settings_ = readDataPathSettings(comm_.config, comm_.layout.localRanks, comm_.cudaDev >= 0);
   BRAID_CHECK(agreeOnSettings(*comm_.bootstrap, &settings_));
   std::vector<std::string> warnings;
   BRAID_CHECK(parseAlgoPolicy(settings_.algo, &policy_, &warnings));
@@ -96,21 +96,16 @@ Status DataPath::init() {
   tuning_.maxLocalRanks = maxLocal;
   tuning_.intra = settings_.shmDisable ? LinkModel{1.5, 20.0} : LinkModel{6.0, 1.0};
   tuning_.inter = LinkModel{1.2, 25.0};
+  if (comm_.cudaDev >= 0) {
+    // GPU mode's links: per channel, NVLink/PCIe peer-to-peer within a host, the network
+    // (host-staged) between hosts, with NCCL's per-hop latencies.
+    tuning_.intra = settings_.p2pDisable ? LinkModel{5.0, 2.0} : LinkModel{20.0, 0.6};
+    tuning_.inter = LinkModel{10.0, 5.0};
+  }
   tuning_.nChannels = settings_.defaultChannels;
   channels_.resize(static_cast<size_t>(settings_.maxChannels));
   shm_ = std::make_unique<ShmTransport>(settings_.fifo, settings_.singleCopy, comm_.cudaDev);
-  if (comm_.cudaDev >= 0) {
-    CudaIpcConfig ipc;
-    ipc.sizes = settings_.fifo;
-    ipc.cudaDev = comm_.cudaDev;
-    ipc.busId = comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].busId;
-    BRAID_CHECK(createCudaIpcTransport(ipc, &p2p_));
-    if (settings_.singleCopy) {
-      BRAID_INFO(kLogInit | kLogShm,
-                 "SHM : GPU mode keeps FIFOs in host memory mapped for the GPU; single copy (process_vm_readv, "
-                 "BRAID_SINGLE_COPY) is for host mode only and is off");
-    }
-  }
+  if (comm_.cudaDev >= 0) BRAID_CHECK(initGpu());
   BRAID_INFO(kLogInit,
              "%d channel(s) at most per collective (NCCL_MIN/MAX_NCHANNELS %d/%d), buffers %u KiB Simple, "
              "%u KiB LL per connection",
@@ -135,6 +130,20 @@ Status DataPath::plan(const CollTask& task, PlannedColl* out) {
   planned.proto = choice.proto;
   int upper = std::max(settings_.minChannels, settings_.defaultChannels);
   planned.nChannels = std::clamp(choice.nChannels, settings_.minChannels, upper);
+  // Data-only collectives move bytes; reductions move elements.
+  bool dataOnly = isDataOnly(task.func);
+  planned.geometry.unit = dataOnly ? 1 : static_cast<uint32_t>(planned.elemBytes);
+  planned.geometry.extent = task.count * (dataOnly ? planned.elemBytes : 1);
+  planned.geometry.stepPayload =
+      planned.proto == Protocol::LL ? settings_.fifo.llStepBytes / 2 : settings_.fifo.simpleStepBytes;
+  planned.geometry.nChannels = planned.nChannels;
+  planned.geometry.nranks = comm_.nranks;
+  planned.geometry.pipelineSlices = planned.proto == Protocol::Simple;
+  bool perRank = task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter;
+  planned.segment = perRank ? planned.geometry.extent : 0;
+  for (int i = 0; i < comm_.nranks; ++i) {
+    if (ringOrder_[static_cast<size_t>(i)] == task.root) planned.rootIndex = i;
+  }
   BRAID_TRACE(kLogTuning, "%s of %zu bytes: %s/%s on %d channel(s), predicted %.1f us", collFuncName(task.func), bytes,
               algorithmName(planned.algo), protocolName(planned.proto), planned.nChannels, choice.predictedUs);
   *out = planned;
@@ -195,6 +204,7 @@ Status DataPath::finishOperation(Status result) {
 }
 
 Status DataPath::execute(CommTasks& tasks) {
+  if (gpu_) return executeOnGpu(tasks);
   std::vector<PlannedColl> colls;
   int ringChannels = 0, treeChannels = 0;
   for (CollTask& task : tasks.colls) {
@@ -257,16 +267,8 @@ Status DataPath::runChannel(int channel, const std::vector<PlannedColl>& colls, 
     t.singleCopyThreshold = settings_.singleCopyThreshold;
     transfers.push_back(t);
   }
-  // A rank's sends to itself meet its receives from itself in order.
-  if (selfSends.size() != selfRecvs.size()) {
-    return BRAID_ERROR(ncclInvalidUsage, "the group has %zu ncclSend to this rank itself but %zu ncclRecv from itself",
-                       selfSends.size(), selfRecvs.size());
-  }
+  BRAID_CHECK(checkSelfTransfers(selfSends, selfRecvs));
   for (size_t i = 0; i < selfSends.size(); ++i) {
-    if (selfSends[i]->bytes != selfRecvs[i]->bytes) {
-      return BRAID_ERROR(ncclInvalidUsage, "ncclSend to itself of %zu bytes meets ncclRecv from itself of %zu bytes",
-                         selfSends[i]->bytes, selfRecvs[i]->bytes);
-    }
     if (selfSends[i]->bytes && selfRecvs[i]->recvbuff != selfSends[i]->sendbuff) {
       std::memmove(selfRecvs[i]->recvbuff, selfSends[i]->sendbuff, selfSends[i]->bytes);
     }
@@ -275,6 +277,22 @@ Status DataPath::runChannel(int channel, const std::vector<PlannedColl>& colls, 
   Status moved = runP2pOnHost(exec, transfers);
   if (!moved.ok() && exec.timedOutOn()) return waitFailure(exec, channel, "send/recv");
   return moved;
+}
+
+// A rank's sends to itself meet its receives from itself in order.
+Status DataPath::checkSelfTransfers(const std::vector<const P2pTask*>& sends,
+                                    const std::vector<const P2pTask*>& recvs) {
+  if (sends.size() != recvs.size()) {
+    return BRAID_ERROR(ncclInvalidUsage, "the group has %zu ncclSend to this rank itself but %zu ncclRecv from itself",
+                       sends.size(), recvs.size());
+  }
+  for (size_t i = 0; i < sends.size(); ++i) {
+    if (sends[i]->bytes != recvs[i]->bytes) {
+      return BRAID_ERROR(ncclInvalidUsage, "ncclSend to itself of %zu bytes meets ncclRecv from itself of %zu bytes",
+                         sends[i]->bytes, recvs[i]->bytes);
+    }
+  }
+  return okStatus();
 }
 
 Status DataPath::waitFailure(const HostExec& exec, int channel, const char* what) {
@@ -318,22 +336,9 @@ bool DataPath::runCollOnChannel(HostExec& exec, int channel, const PlannedColl& 
   work.opArg = task.opArg;
   work.send = task.sendbuff;
   work.recv = task.recvbuff;
-  // Data-only collectives move bytes; reductions move elements.
-  size_t unit = isDataOnly(task.func) ? 1 : coll.elemBytes;
-  size_t scale = isDataOnly(task.func) ? coll.elemBytes : 1;
-  bool perRank = task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter;
-  size_t extent = task.count * scale;
-  work.segment = perRank ? extent : 0;
-  partOf(0, extent, channel, coll.nChannels, &work.share.begin, &work.share.end);
-  work.share.end += work.share.begin;
-  uint32_t stepPayload = coll.proto == Protocol::LL ? settings_.fifo.llStepBytes / 2 : settings_.fifo.simpleStepBytes;
-  work.share.chunkElems = std::max<size_t>(1, static_cast<size_t>(stepPayload) * kStepsPerChunk / unit);
-  if (coll.proto == Protocol::Simple) limitSliceForPipelining(&work.share, unit, stepPayload, comm_.nranks);
-  int rootPosition = 0;
-  for (int i = 0; i < comm_.nranks; ++i) {
-    if (ringOrder_[static_cast<size_t>(i)] == task.root) rootPosition = i;
-  }
-  work.rootIndex = rootPosition;
+  work.segment = coll.segment;
+  work.rootIndex = coll.rootIndex;
+  work.share = channelShare(coll.geometry, channel);
 
   RingSchedule ring;
   TreeSchedule tree;

@@ -1,6 +1,7 @@
-// A communicator's data path in host mode: its channels and their connections, the
-// transports (SHM, NET through the proxy), the planner that turns a group's tasks into
-// per-channel work, and the executor that runs it.
+// A communicator's data path: its channels and their connections, the transports (SHM,
+// CUDA IPC, NET through the proxy), the planner that turns a group's tasks into
+// per-channel work, and the executor that runs it — host threads in host mode, kernels on
+// the user's streams in GPU mode (data_path_gpu.cc).
 //
 // Connections are made when first needed — the ring of a channel at its first ring
 // collective, the trees at the first tree AllReduce, a pair's p2p connection at its first
@@ -9,6 +10,7 @@
 // (sizes, the agreed settings, the layout), so every rank makes the same choices.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,8 +24,10 @@
 #include "core/data_path_settings.h"
 #include "core/p2p_policy.h"
 #include "core/rank_topology.h"
+#include "exec/cuda/gpu_executor.h"
 #include "exec/host/host_exec.h"
 #include "exec/host/host_executor.h"
+#include "kernels/algorithms/channel_share.h"
 #include "kernels/algorithms/schedule_args.h"
 #include "transport/net/net_backend.h"
 #include "transport/net/proxy.h"
@@ -40,8 +44,19 @@ class DataPath {
   DataPath(const DataPath&) = delete;
   DataPath& operator=(const DataPath&) = delete;
 
-  // Runs every task to completion (host mode is synchronous).
+  // Host mode: runs every task to completion. GPU mode: enqueues them on their streams.
   Status execute(CommTasks& tasks);
+  // GPU mode: whether `tasks` need no connection made first (then execute only enqueues
+  // kernels and never waits for other ranks, so one thread may run several communicators'
+  // executes one after the other).
+  bool readyToLaunch(const CommTasks& tasks);
+  // GPU mode: waits until the work enqueued so far has finished (ncclCommFinalize). Host
+  // mode has nothing in flight.
+  Status finishEnqueuedWork();
+  // GPU mode, before the communicator goes (destroy, abort; the watchdog still runs): the
+  // enqueued work finishes (or, when the communicator is aborted, is stopped) and the
+  // executor's monitor ends. Work that did not end in time keeps its memory (leaked).
+  void quiesce();
   // What the tuning model predicts `tasks` would take, in microseconds, running nothing
   // (ncclGroupSimulateEnd): the collectives one after another, the point-to-point
   // transfers concurrently after them.
@@ -60,6 +75,8 @@ class DataPath {
     std::map<int, std::unique_ptr<Connector>> p2pSend, p2pRecv;  // by peer
     bool ringConnected = false;
     bool treeConnected = false;
+    bool ringOnDevice = false;  // GPU mode: the device's copy of the channel has its ring
+    bool treeOnDevice = false;  // ... and its tree
   };
 
   // A collective with the plan's choices made.
@@ -69,6 +86,9 @@ class DataPath {
     Protocol proto = Protocol::Simple;
     int nChannels = 1;
     size_t elemBytes = 1;
+    ShareGeometry geometry;  // how channels divide it (both executors: channelShare)
+    size_t segment = 0;      // per-rank extent (AllGather, ReduceScatter)
+    int rootIndex = 0;       // ring position of the root (Broadcast, Reduce)
   };
 
   explicit DataPath(Comm& comm) : comm_(comm), executor_(comm.rank) {}
@@ -96,6 +116,22 @@ class DataPath {
   Status createSocketBackend();
   int p2pChannel(int peer) const { return (comm_.rank + peer) % settings_.defaultChannels; }
 
+  // GPU mode (data_path_gpu.cc).
+  Status initGpu();
+  Status executeOnGpu(CommTasks& tasks);
+  Status syncChannelsToDevice(int ringChannels, int treeChannels);
+  // A failure found after the call that enqueued the work returned (the GPU monitor): the
+  // communicator fails with it, as finishOperation fails it in host mode.
+  void failAsync(Status failure);
+  // Waits for the GPU's work before the connections it uses go (destroy, abort); false when
+  // it did not finish in time and the memory it uses must be left allocated.
+  bool drainGpu();
+  bool quiesced_ = false;
+  bool leakGpuMemory_ = false;  // kernels may still run: leave what they reach allocated
+
+  // Self sends and receives of one channel must pair up (checked in both modes).
+  Status checkSelfTransfers(const std::vector<const P2pTask*>& sends, const std::vector<const P2pTask*>& recvs);
+
   Status runChannel(int channel, const std::vector<PlannedColl>& colls, const std::vector<P2pTask>& p2ps);
   bool runCollOnChannel(HostExec& exec, int channel, const PlannedColl& coll);
   bool runLocalCollective(const PlannedColl& coll);
@@ -115,8 +151,10 @@ class DataPath {
   std::map<int, P2pDecision> p2pDecisions_;
   std::unique_ptr<NetBackend> netBackend_;
   std::unique_ptr<Proxy> proxy_;
+  std::atomic<Proxy*> proxyForMonitor_{nullptr};  // proxy_, for the GPU monitor's thread
   std::unique_ptr<Transport> net_;
   HostExecutor executor_;
+  std::unique_ptr<GpuExecutor> gpu_;        // GPU mode
   std::unique_ptr<RankTopology> topology_;  // where this rank runs: thread CPUs, NIC choice
   CpuSet workerCpus_;                       // empty: worker threads keep their affinity
   int64_t deadlineNs_ = 0;                  // of the operation running now (BRAID_TIMEOUT), 0: none

@@ -171,6 +171,7 @@ Status DataPath::ensureNet() {
   if (!forceSocket) BRAID_CHECK(tryIb(forceIb));
   if (!netBackend_) BRAID_CHECK(createSocketBackend());
   proxy_ = std::make_unique<Proxy>(&comm_.abortFlag, comm_.rank, workerCpus_);
+  proxyForMonitor_.store(proxy_.get());
   net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
                                         &comm_.abortFlag, comm_.cudaDev);
   BRAID_INFO(kLogInit | kLogNet, "Using network %s", netBackend_->name());

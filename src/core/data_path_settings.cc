@@ -105,9 +105,11 @@ int readP2pLevel(const EnvSource& env) {
   return -1;
 }
 
+constexpr int kGpuDefaultChannels = 8;
+
 }  // namespace
 
-DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks) {
+DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, bool gpuMode) {
   const EnvSource& env = EnvSource::process();
   DataPathSettings s;
   s.fifo.simpleStepBytes = static_cast<uint32_t>(params::kBuffSize.get(env) / kSteps) & ~63u;
@@ -125,6 +127,9 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks) 
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   int perRank = static_cast<int>(std::max<long>(1, cores / std::max(1, localRanks)));
   s.defaultChannels = std::clamp(std::min(perRank, 4), s.minChannels, s.maxChannels);
+  // GPU mode: a channel is a block of a kernel; eight spread a large operation over eight
+  // SMs and eight connections per peer (NCCL uses 2 to 32, by topology).
+  if (gpuMode) s.defaultChannels = std::clamp(kGpuDefaultChannels, s.minChannels, s.maxChannels);
   s.algo = params::kAlgo.get(env);
   s.proto = params::kProto.get(env);
   s.shmDisable = params::kShmDisable.get(env) != 0;

@@ -33,8 +33,9 @@ struct DataPathSettings {
   double timeoutSec = 0;  // BRAID_TIMEOUT, a local matter: 0 waits as long as the peers live
 };
 
-// Reads this rank's settings (local: cores, environment, config).
-DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks);
+// Reads this rank's settings (local: cores, environment, config). `gpuMode`: channels are
+// GPU blocks, not host threads.
+DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, bool gpuMode = false);
 // Makes them the same on all ranks (rank 0's), warning about differences.
 Status agreeOnSettings(Bootstrap& bootstrap, DataPathSettings* settings);
 

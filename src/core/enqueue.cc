@@ -67,6 +67,7 @@ Status submit(Comm* comm, CommTasks&& tasks) {
     for (CollTask& t : tasks.colls) queued.colls.push_back(t);
     for (P2pTask& t : tasks.p2ps) queued.p2ps.push_back(t);
     for (auto& s : tasks.staging) queued.staging.push_back(std::move(s));
+    for (DeviceStaging& s : tasks.deviceStaging) queued.deviceStaging.push_back(s);
     return okStatus();
   }
   std::vector<std::pair<Comm*, CommTasks>> work;
@@ -80,13 +81,14 @@ Status rejected(Status status) {
   return status;
 }
 
-P2pTask p2pTask(bool isSend, const void* send, void* recv, size_t bytes, int peer) {
+P2pTask p2pTask(bool isSend, const void* send, void* recv, size_t bytes, int peer, cudaStream_t stream) {
   P2pTask t;
   t.isSend = isSend;
   t.sendbuff = send;
   t.recvbuff = recv;
   t.bytes = bytes;
   t.peer = peer;
+  t.stream = stream;
   return t;
 }
 
@@ -116,6 +118,7 @@ Status enqueueCollective(Comm* comm, const CollCall& call) {
   task.count = call.count;
   task.type = call.type;
   task.root = call.root < 0 ? 0 : call.root;
+  task.stream = call.stream;
   if (call.func != CollFunc::Broadcast && call.func != CollFunc::AllGather) {
     ResolvedOp op;
     Status resolved = comm->redOps.resolve(call.op, call.type, comm->nranks, call.fn, &op);
@@ -136,7 +139,7 @@ Status enqueueCollective(Comm* comm, const CollCall& call) {
 }
 
 Status enqueueSendRecv(Comm* comm, const char* fn, bool isSend, const void* sendbuff, void* recvbuff, size_t count,
-                       ncclDataType_t type, int peer) {
+                       ncclDataType_t type, int peer, cudaStream_t stream) {
   Status checked = [&]() -> Status {
     BRAID_CHECK(checkReady(comm, fn));
     BRAID_CHECK(checkType(type, fn));
@@ -146,11 +149,12 @@ Status enqueueSendRecv(Comm* comm, const char* fn, bool isSend, const void* send
   }();
   if (!checked.ok()) return rejected(checked);
   CommTasks tasks;
-  tasks.p2ps.push_back(p2pTask(isSend, sendbuff, recvbuff, count * dataTypeSize(type), peer));
+  tasks.p2ps.push_back(p2pTask(isSend, sendbuff, recvbuff, count * dataTypeSize(type), peer, stream));
   return submit(comm, std::move(tasks));
 }
 
-Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type) {
+Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type,
+                       cudaStream_t stream) {
   const char* fn = "ncclAlltoAll";
   Status checked = [&]() -> Status {
     BRAID_CHECK(checkReady(comm, fn));
@@ -166,19 +170,26 @@ Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t 
   const auto* send = static_cast<const uint8_t*>(sendbuff);
   auto* recv = static_cast<uint8_t*>(recvbuff);
   if (block > 0 && send == recv) {
-    // In place: blocks arrive while others still have to leave; send from a copy.
-    tasks.staging.emplace_back(new uint8_t[block * n]);
-    std::memcpy(tasks.staging.back().get(), send, block * n);
-    send = tasks.staging.back().get();
+    // In place: blocks arrive while others still have to leave; send from a copy. In GPU
+    // mode the data is not there yet (the stream's earlier work makes it): the copy is made
+    // on the stream when the group runs.
+    if (comm->cudaDev >= 0) {
+      tasks.deviceStaging.push_back({send, block * n});
+    } else {
+      tasks.staging.emplace_back(new uint8_t[block * n]);
+      std::memcpy(tasks.staging.back().get(), send, block * n);
+      send = tasks.staging.back().get();
+    }
   }
   for (size_t j = 0; j < n; ++j) {
-    tasks.p2ps.push_back(p2pTask(true, send + j * block, nullptr, block, static_cast<int>(j)));
-    tasks.p2ps.push_back(p2pTask(false, nullptr, recv + j * block, block, static_cast<int>(j)));
+    tasks.p2ps.push_back(p2pTask(true, send + j * block, nullptr, block, static_cast<int>(j), stream));
+    tasks.p2ps.push_back(p2pTask(false, nullptr, recv + j * block, block, static_cast<int>(j), stream));
   }
   return submit(comm, std::move(tasks));
 }
 
-Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root) {
+Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root,
+                     cudaStream_t stream) {
   const char* fn = "ncclGather";
   Status checked = [&]() -> Status {
     BRAID_CHECK(checkReady(comm, fn));
@@ -191,17 +202,18 @@ Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t co
   if (!checked.ok()) return rejected(checked);
   size_t block = count * dataTypeSize(type);
   CommTasks tasks;
-  tasks.p2ps.push_back(p2pTask(true, sendbuff, nullptr, block, root));
+  tasks.p2ps.push_back(p2pTask(true, sendbuff, nullptr, block, root, stream));
   if (comm->rank == root) {
     auto* recv = static_cast<uint8_t*>(recvbuff);
     for (int j = 0; j < comm->nranks; ++j) {
-      tasks.p2ps.push_back(p2pTask(false, nullptr, recv + static_cast<size_t>(j) * block, block, j));
+      tasks.p2ps.push_back(p2pTask(false, nullptr, recv + static_cast<size_t>(j) * block, block, j, stream));
     }
   }
   return submit(comm, std::move(tasks));
 }
 
-Status enqueueScatter(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root) {
+Status enqueueScatter(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root,
+                      cudaStream_t stream) {
   const char* fn = "ncclScatter";
   Status checked = [&]() -> Status {
     BRAID_CHECK(checkReady(comm, fn));
@@ -217,10 +229,10 @@ Status enqueueScatter(Comm* comm, const void* sendbuff, void* recvbuff, size_t c
   if (comm->rank == root) {
     const auto* send = static_cast<const uint8_t*>(sendbuff);
     for (int j = 0; j < comm->nranks; ++j) {
-      tasks.p2ps.push_back(p2pTask(true, send + static_cast<size_t>(j) * block, nullptr, block, j));
+      tasks.p2ps.push_back(p2pTask(true, send + static_cast<size_t>(j) * block, nullptr, block, j, stream));
     }
   }
-  tasks.p2ps.push_back(p2pTask(false, nullptr, recvbuff, block, root));
+  tasks.p2ps.push_back(p2pTask(false, nullptr, recvbuff, block, root, stream));
   return submit(comm, std::move(tasks));
 }
 

@@ -15,16 +15,20 @@ struct CollCall {
   void* recvbuff;
   size_t count;
   ncclDataType_t type;
-  ncclRedOp_t op;  // ignored by data-only functions
-  int root;        // -1 when the function has none
+  ncclRedOp_t op;       // ignored by data-only functions
+  int root;             // -1 when the function has none
+  cudaStream_t stream;  // GPU mode: where it runs
 };
 
 Status enqueueCollective(Comm* comm, const CollCall& call);
 Status enqueueSendRecv(Comm* comm, const char* fn, bool isSend, const void* sendbuff, void* recvbuff, size_t count,
-                       ncclDataType_t type, int peer);
+                       ncclDataType_t type, int peer, cudaStream_t stream);
 // AlltoAll, Gather, Scatter: grouped sends and receives.
-Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type);
-Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root);
-Status enqueueScatter(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root);
+Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type,
+                       cudaStream_t stream);
+Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root,
+                     cudaStream_t stream);
+Status enqueueScatter(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root,
+                      cudaStream_t stream);
 
 }  // namespace braid

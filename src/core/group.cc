@@ -141,6 +141,21 @@ Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work) {
   };
   if (work.empty()) return okStatus();
   if (work.size() == 1) return runOne(work[0].first, work[0].second);
+  // GPU mode with every connection made already: each execute only enqueues kernels and
+  // waits for no one, so this thread runs them in turn (no thread per communicator).
+  bool allReady = true;
+  for (auto& [comm, tasks] : work) {
+    CommUse use(comm);
+    allReady = allReady && use.held() && comm->dataPath && comm->dataPath->readyToLaunch(tasks);
+  }
+  if (allReady) {
+    Status first;
+    for (auto& [comm, tasks] : work) {
+      Status result = runOne(comm, tasks);
+      if (first.ok() && !result.ok()) first = result;
+    }
+    return first;
+  }
   std::vector<Status> results(work.size());
   std::atomic<int> firstFailed{-1};
   std::vector<std::thread> threads;

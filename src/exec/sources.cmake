@@ -2,6 +2,8 @@
 # one generated translation unit per element type, compiled at -O3 so that the element
 # loops vectorise.
 list(APPEND BRAID_SOURCES
+  exec/cuda/gpu_executor.cc
+  exec/cuda/p2p_batches.cc
   exec/host/coll_dispatch.cc
   exec/host/host_executor.cc
   exec/host/local_collective.cc

@@ -1,5 +1,7 @@
 #include "transport/device_memory.h"
 
+#include <cstring>
+#include <string>
 #include <utility>
 
 #include "exec/cuda/cuda_check.h"
@@ -112,19 +114,26 @@ void DeviceAllocation::release() {
 
 namespace {
 
-// Zeroes device memory and waits for it, on a stream of its own (see create()).
-Status zeroOnPrivateStream(void* data, size_t bytes) {
+// Runs `work` on a private non-blocking stream and waits for it (see copyToDeviceNow).
+template <class Work>
+Status runOnPrivateStream(Work work, const char* what) {
   cudaStream_t stream = nullptr;
   BRAID_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaError_t err = cudaMemsetAsync(data, 0, bytes, stream);
-  const char* call = "cudaMemsetAsync(connection memory)";
+  cudaError_t err = work(stream);
+  std::string call = std::string(what);
   if (err == cudaSuccess) {
     err = cudaStreamSynchronize(stream);
-    call = "cudaStreamSynchronize(connection memory zeroing)";
+    call = std::string("cudaStreamSynchronize(") + what + ")";
   }
   warnCudaRelease(cudaStreamDestroy(stream), "cudaStreamDestroy");
-  if (err != cudaSuccess) return cudaFailure(err, call, __FILE__, __LINE__);
+  if (err != cudaSuccess) return cudaFailure(err, call.c_str(), __FILE__, __LINE__);
   return okStatus();
+}
+
+// Zeroes device memory and waits for it, on a stream of its own (see create()).
+Status zeroOnPrivateStream(void* data, size_t bytes) {
+  return runOnPrivateStream([&](cudaStream_t s) { return cudaMemsetAsync(data, 0, bytes, s); },
+                            "cudaMemsetAsync(connection memory)");
 }
 
 }  // namespace
@@ -143,8 +152,56 @@ Status DeviceAllocation::create(size_t bytes, int device, DeviceAllocation* out)
   return okStatus();
 }
 
+Status copyToDeviceNow(void* dst, const void* src, size_t bytes, int device) {
+  CudaDeviceScope scope;
+  BRAID_CHECK(scope.enter(device));
+  return runOnPrivateStream([&](cudaStream_t s) { return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s); },
+                            "cudaMemcpyAsync(kernel tables to the device)");
+}
+
 Status ConnDeviceState::create(size_t llStagingBytes, int device, ConnDeviceState* out) {
   return DeviceAllocation::create(kStagingOffset + llStagingBytes, device, &out->memory_);
+}
+
+// ---- PinnedHostMemory
+
+PinnedHostMemory::PinnedHostMemory(PinnedHostMemory&& other) noexcept { *this = std::move(other); }
+
+PinnedHostMemory& PinnedHostMemory::operator=(PinnedHostMemory&& other) noexcept {
+  if (this != &other) {
+    release();
+    host_ = std::exchange(other.host_, nullptr);
+    device_ = std::exchange(other.device_, nullptr);
+    deviceIndex_ = std::exchange(other.deviceIndex_, -1);
+  }
+  return *this;
+}
+
+PinnedHostMemory::~PinnedHostMemory() { release(); }
+
+void PinnedHostMemory::release() {
+  if (!host_) return;
+  CudaDeviceScope scope;
+  Status entered = scope.enter(deviceIndex_);
+  if (!entered.ok()) BRAID_WARN("freeing pinned host memory: %s", entered.message().c_str());
+  warnCudaRelease(cudaFreeHost(host_), "cudaFreeHost");
+  host_ = device_ = nullptr;
+}
+
+Status PinnedHostMemory::create(size_t bytes, int device, PinnedHostMemory* out) {
+  CudaDeviceScope scope;
+  BRAID_CHECK(scope.enter(device));
+  void* host = nullptr;
+  BRAID_CUDA_CHECK(cudaHostAlloc(&host, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  PinnedHostMemory memory;  // freed again on any failure below
+  memory.host_ = static_cast<uint8_t*>(host);
+  memory.deviceIndex_ = device;
+  std::memset(host, 0, bytes);
+  void* mapped = nullptr;
+  BRAID_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host, 0));
+  memory.device_ = static_cast<uint8_t*>(mapped);
+  *out = std::move(memory);
+  return okStatus();
 }
 
 // ---- IpcMapping

@@ -5,6 +5,7 @@
 //  - DeviceAllocation: zeroed device memory (cudaMalloc), for per-connection device state
 //    (ConnDeviceState) and the CUDA IPC transport's connection blocks.
 //  - IpcMapping: another process's device memory opened through a CUDA IPC handle.
+//  - PinnedHostMemory: page-locked host memory mapped for the devices (cudaHostAlloc).
 //
 // Every owner remembers its device and makes it current (CudaDeviceScope) for each call,
 // restoring the caller's device afterwards: connections are made on the application's
@@ -98,6 +99,30 @@ class DeviceAllocation {
   int device_ = -1;
 };
 
+// Page-locked host memory mapped for every device (cudaHostAlloc, mapped and portable),
+// zeroed: what a kernel and the host both read and write while the kernel runs (the
+// executor's abort word and failure record).
+class PinnedHostMemory {
+ public:
+  PinnedHostMemory() = default;
+  PinnedHostMemory(PinnedHostMemory&& other) noexcept;
+  PinnedHostMemory& operator=(PinnedHostMemory&& other) noexcept;
+  PinnedHostMemory(const PinnedHostMemory&) = delete;
+  PinnedHostMemory& operator=(const PinnedHostMemory&) = delete;
+  ~PinnedHostMemory();
+
+  static Status create(size_t bytes, int device, PinnedHostMemory* out);
+  uint8_t* host() const { return host_; }
+  uint8_t* device() const { return device_; }
+
+ private:
+  void release();
+
+  uint8_t* host_ = nullptr;
+  uint8_t* device_ = nullptr;
+  int deviceIndex_ = -1;
+};
+
 // The per-connection state a kernel keeps in device memory: the step counter (persists
 // across operations; the kernel reads and advances it) and the LL staging buffer, of the
 // host executor's sizes.
@@ -134,6 +159,11 @@ class IpcMapping {
   uint8_t* data_ = nullptr;
   int device_ = -1;
 };
+
+// Copies `bytes` from host memory to device memory of `device` and waits for the copy, on a
+// private non-blocking stream: the legacy default stream (cudaMemcpy's) would first wait for
+// every blocking stream's work, which may be collectives that wait for this very rank.
+Status copyToDeviceNow(void* dst, const void* src, size_t bytes, int device);
 
 // The CUDA IPC handle of device memory allocated with cudaMalloc in this process.
 Status exportIpcHandle(const DeviceAllocation& memory, cudaIpcMemHandle_t* out);

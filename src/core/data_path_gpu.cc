@@ -1,0 +1,259 @@
+// DataPath in GPU mode: the same plans and lazy connections as host mode, then the work
+// goes to the GPU executor (exec/cuda/gpu_executor.h) instead of the host threads: kernels
+// on the user's streams, and a call returns once they are enqueued. Failures found later
+// (a kernel that stopped waiting, a peer's mismatching send, a CUDA error) come back from
+// the executor's monitor and fail the communicator as a failed call does in host mode.
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/comm_failure.h"
+#include "core/data_path.h"
+#include "core/watchdog.h"
+#include "exec/cuda/device_work.h"
+#include "kernels/reduce/numeric_types.h"
+#include "transport/cuda_ipc/cuda_ipc_transport.h"
+#include "util/format.h"
+#include "util/log.h"
+
+namespace braid {
+
+namespace {
+
+// How long a failure found by the monitor waits for the watchdog to name another rank as
+// the cause (as finishOperation does in host mode).
+constexpr int kVerdictWaitMs = 300;
+// How long ncclCommAbort waits for the kernels to notice; a kernel queued behind the
+// application's own work on its stream may not even have started.
+constexpr double kAbortDrainSeconds = 10;
+// How often ncclCommDestroy says that it is still waiting for enqueued work.
+constexpr double kDestroyReportSeconds = 30;
+
+}  // namespace
+
+Status DataPath::initGpu() {
+  CudaIpcConfig ipc;
+  ipc.sizes = settings_.fifo;
+  ipc.cudaDev = comm_.cudaDev;
+  ipc.busId = comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].busId;
+  BRAID_CHECK(createCudaIpcTransport(ipc, &p2p_));
+  if (settings_.singleCopy) {
+    BRAID_INFO(kLogInit | kLogShm,
+               "SHM : GPU mode keeps FIFOs in host memory mapped for the GPU; single copy (process_vm_readv, "
+               "BRAID_SINGLE_COPY) is for host mode only and is off");
+  }
+  if (settings_.maxChannels > kMaxDeviceChannels) settings_.maxChannels = kMaxDeviceChannels;
+  GpuExecutorConfig config;
+  config.cudaDev = comm_.cudaDev;
+  config.rank = comm_.rank;
+  config.nranks = comm_.nranks;
+  config.timeoutSec = settings_.timeoutSec;
+  config.abort = &comm_.abortFlag;
+  config.onFailure = [this](Status failure) { failAsync(std::move(failure)); };
+  config.netBegin = [this]() {
+    Proxy* proxy = proxyForMonitor_.load();
+    if (proxy) proxy->begin();
+    return proxy != nullptr;
+  };
+  config.netEnd = [this]() {
+    Proxy* proxy = proxyForMonitor_.load();
+    if (proxy) proxy->end();
+  };
+  const auto* peers = &comm_.bootstrap->peers();
+  config.describePeer = [peers](int rank) { return (*peers)[static_cast<size_t>(rank)].describe(); };
+  BRAID_CHECK(GpuExecutor::create(std::move(config), &gpu_));
+  BRAID_CHECK(gpu_->setRingOrder(ringOrder_));
+  return okStatus();
+}
+
+void DataPath::failAsync(Status failure) {
+  LogRankScope scope(comm_.rank);
+  if (Proxy* proxy = proxyForMonitor_.load()) {
+    Status proxyStatus = proxy->status();
+    if (!proxyStatus.ok()) failure = proxyStatus;  // the root cause, not the waits it aborted
+  }
+  std::string lost = peerLostReason(&comm_);
+  for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm_.watchdog; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lost = peerLostReason(&comm_);
+  }
+  if (!lost.empty()) return;  // another rank is gone: that is the cause, recorded already
+  ncclResult_t expected = ncclSuccess;
+  if (!comm_.asyncError.compare_exchange_strong(expected, failure.code())) {
+    comm_.abortFlag.store(true);
+    return;  // failed earlier: the first reason stands
+  }
+  {
+    std::lock_guard<std::mutex> lock(comm_.errorMutex);
+    comm_.lastError = failure.message();
+  }
+  BRAID_WARN("comm %p rank %d: %s", static_cast<void*>(&comm_), comm_.rank, failure.message().c_str());
+  if (comm_.watchdog) {
+    comm_.watchdog->reportFailure(comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].describe() +
+                                  " failed: " + failure.message());
+  }
+  comm_.abortFlag.store(true);  // the peers' state is unknown now: fail fast from here on
+}
+
+bool DataPath::drainGpu() {
+  const bool aborting = comm_.abortFlag.load();
+  if (aborting) {
+    gpu_->abortKernels();
+    return gpu_->drain(kAbortDrainSeconds);
+  }
+  // Destroy: the enqueued work finishes first (a kernel that waits for a lost rank stops
+  // when the watchdog raises the abort flag, which the monitor passes on).
+  while (!gpu_->drain(kDestroyReportSeconds)) {
+    if (comm_.abortFlag.load()) {
+      gpu_->abortKernels();
+      return gpu_->drain(kAbortDrainSeconds);
+    }
+    BRAID_WARN(
+        "comm %p rank %d: ncclCommDestroy is waiting for operations still enqueued on GPU %d (synchronize the "
+        "streams first, or use ncclCommAbort to stop them)",
+        static_cast<void*>(&comm_), comm_.rank, comm_.cudaDev);
+  }
+  return true;
+}
+
+void DataPath::quiesce() {
+  if (!gpu_ || quiesced_) return;
+  quiesced_ = true;
+  if (drainGpu()) {
+    gpu_.reset();  // its monitor ends the proxy's activity brackets before the proxy goes
+  } else {
+    gpu_->stopMonitor();
+    leakGpuMemory_ = true;
+  }
+}
+
+Status DataPath::finishEnqueuedWork() {
+  if (!gpu_) return okStatus();
+  while (!gpu_->drain(kDestroyReportSeconds)) {
+    if (comm_.abortFlag.load()) break;
+    BRAID_WARN("comm %p rank %d: ncclCommFinalize is waiting for operations still enqueued on GPU %d",
+               static_cast<void*>(&comm_), comm_.rank, comm_.cudaDev);
+  }
+  ncclResult_t state = comm_.asyncError.load();
+  if (state != ncclSuccess && state != ncclInProgress) {
+    std::lock_guard<std::mutex> lock(comm_.errorMutex);
+    return Status(state, comm_.lastError);
+  }
+  return okStatus();
+}
+
+bool DataPath::readyToLaunch(const CommTasks& tasks) {
+  if (!gpu_) return false;
+  for (const CollTask& task : tasks.colls) {
+    if (comm_.nranks == 1) continue;
+    PlannedColl planned;
+    if (!plan(task, &planned).ok()) return false;
+    for (int c = 0; c < planned.nChannels; ++c) {
+      const Channel& ch = channels_[static_cast<size_t>(c)];
+      if (!(planned.algo == Algorithm::Tree ? ch.treeOnDevice : ch.ringOnDevice)) return false;
+    }
+  }
+  for (const P2pTask& p2p : tasks.p2ps) {
+    if (p2p.peer == comm_.rank) continue;
+    const Channel& ch = channels_[static_cast<size_t>(p2pChannel(p2p.peer))];
+    if (!(p2p.isSend ? ch.p2pSend : ch.p2pRecv).count(p2p.peer)) return false;
+  }
+  return true;
+}
+
+Status DataPath::syncChannelsToDevice(int ringChannels, int treeChannels) {
+  for (int c = 0; c < std::max(ringChannels, treeChannels); ++c) {
+    Channel& ch = channels_[static_cast<size_t>(c)];
+    bool ringNew = ch.ringConnected && !ch.ringOnDevice;
+    bool treeNew = ch.treeConnected && !ch.treeOnDevice;
+    if (!ringNew && !treeNew) continue;
+    GpuChannelConnectors connectors;
+    if (ch.ringConnected) {
+      connectors.ringSend = ch.ringSend.get();
+      connectors.ringRecv = ch.ringRecv.get();
+      connectors.ringIndex = ringPosition_.index;
+      connectors.nranks = comm_.nranks;
+    }
+    if (ch.treeConnected) {
+      connectors.treeUpSend = ch.treeUpSend.get();
+      connectors.treeUpRecv = ch.treeUpRecv.get();
+      for (int k = 0; k < kMaxTreeChildren; ++k) {
+        connectors.treeDownSend[k] = ch.treeDownSend[k].get();
+        connectors.treeDownRecv[k] = ch.treeDownRecv[k].get();
+      }
+    }
+    BRAID_CHECK(gpu_->setChannel(c, connectors));
+    ch.ringOnDevice = ch.ringConnected;
+    ch.treeOnDevice = ch.treeConnected;
+  }
+  return okStatus();
+}
+
+Status DataPath::executeOnGpu(CommTasks& tasks) {
+  GpuBatch batch;
+  int ringChannels = 0, treeChannels = 0;
+  for (CollTask& task : tasks.colls) {
+    PlannedColl planned;
+    BRAID_CHECK(plan(task, &planned));
+    GpuColl c;
+    c.func = task.func;
+    c.algo = planned.algo;
+    c.proto = planned.proto;
+    c.type = task.type;
+    c.op = task.op;
+    c.opArg = task.opArg;
+    c.scalar = task.scalarAtRun;  // device memory, read by the kernel when it runs
+    c.send = task.sendbuff;
+    c.recv = task.recvbuff;
+    c.geometry = planned.geometry;
+    c.segment = planned.segment;
+    c.rootIndex = planned.rootIndex;
+    c.nChannels = planned.nChannels;
+    c.oneRank = comm_.nranks == 1;
+    c.count = task.count;
+    c.elemBytes = planned.elemBytes;
+    c.stream = task.stream;
+    if (!c.oneRank) {
+      int& channels = planned.algo == Algorithm::Tree ? treeChannels : ringChannels;
+      channels = std::max(channels, planned.nChannels);
+    }
+    batch.colls.push_back(c);
+  }
+  // The group's sends and receives: self transfers pair up as in host mode.
+  std::vector<const P2pTask*> selfSends, selfRecvs;
+  for (const P2pTask& p2p : tasks.p2ps) {
+    if (p2p.peer == comm_.rank) (p2p.isSend ? selfSends : selfRecvs).push_back(&p2p);
+  }
+  BRAID_CHECK(checkSelfTransfers(selfSends, selfRecvs));
+  if (batch.colls.empty() && tasks.p2ps.empty()) return okStatus();
+
+  Status connected = connectRings(ringChannels);
+  if (connected.ok()) connected = connectTrees(treeChannels);
+  if (connected.ok()) connected = connectP2p(tasks.p2ps);
+  if (connected.ok()) connected = syncChannelsToDevice(ringChannels, treeChannels);
+  if (!connected.ok()) return finishOperation(connected);
+
+  for (const P2pTask& p2p : tasks.p2ps) {
+    GpuP2p p;
+    p.isSend = p2p.isSend;
+    p.send = p2p.sendbuff;
+    p.recv = p2p.recvbuff;
+    p.bytes = p2p.bytes;
+    p.peer = p2p.peer;
+    p.channel = p2pChannel(p2p.peer);
+    p.stream = p2p.stream;
+    if (p2p.peer != comm_.rank) {
+      Channel& ch = channels_[static_cast<size_t>(p.channel)];
+      p.connector = (p2p.isSend ? ch.p2pSend : ch.p2pRecv).at(p2p.peer).get();
+    }
+    batch.p2ps.push_back(p);
+  }
+  for (const DeviceStaging& s : tasks.deviceStaging) batch.staging.push_back({s.base, s.bytes});
+  Status launched = gpu_->launch(batch);
+  // A batch that went out in part leaves the peers waiting for the rest: the communicator
+  // fails (as a failed operation makes it fail in host mode).
+  if (!launched.ok()) return finishOperation(launched);
+  return okStatus();
+}
+
+}  // namespace braid
