@@ -2,10 +2,12 @@
 // the documented ncclResult_t and a specific ncclGetLastError message, never a crash.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/cuda_device.h"
 #include "nccl.h"
 
 namespace {
@@ -296,6 +298,66 @@ TEST(Api, MemAllocAndFree) {
   EXPECT_EQ(ncclMemFree(&local), ncclInvalidArgument);
   EXPECT_EQ(ncclMemAlloc(&p, 0), ncclInvalidArgument);
   EXPECT_EQ(ncclMemAlloc(nullptr, 8), ncclInvalidArgument);
+}
+
+// BRAID_DEVICE for the length of a test (CTest runs the suite with BRAID_DEVICE=cpu).
+class ScopedBraidDevice {
+ public:
+  explicit ScopedBraidDevice(const char* value) {
+    const char* previous = std::getenv("BRAID_DEVICE");
+    if (previous) previous_ = previous;
+    hadPrevious_ = previous != nullptr;
+    setenv("BRAID_DEVICE", value, 1);
+  }
+  ~ScopedBraidDevice() {
+    if (hadPrevious_) {
+      setenv("BRAID_DEVICE", previous_.c_str(), 1);
+    } else {
+      unsetenv("BRAID_DEVICE");
+    }
+  }
+  ScopedBraidDevice(const ScopedBraidDevice&) = delete;
+  ScopedBraidDevice& operator=(const ScopedBraidDevice&) = delete;
+
+ private:
+  std::string previous_;
+  bool hadPrevious_ = false;
+};
+
+TEST(Api, AutoFallsBackToHostModeWithoutADevice) {
+  // The statically linked CUDA runtime answers on a machine without a driver, and Braid
+  // runs in host mode there.
+  braid::CudaInventory inv = braid::probeCudaDevices();
+  if (inv.ok && inv.deviceCount > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  ScopedBraidDevice autoMode("auto");
+  ncclComm_t comm = makeOneRankComm();
+  ASSERT_NE(comm, nullptr);
+  int device = 0;
+  EXPECT_EQ(ncclCommCuDevice(comm, &device), ncclSuccess);
+  EXPECT_EQ(device, -1);
+  float data[2] = {1, 2};
+  EXPECT_EQ(ncclAllReduce(data, data, 2, ncclFloat, ncclSum, comm, nullptr), ncclSuccess) << lastError();
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, BraidDeviceCpuIsHostModeAndOnlyChecksTheDevlist) {
+  ScopedBraidDevice cpu("cpu");
+  ncclComm_t comms[2] = {nullptr, nullptr};
+  int devlist[2] = {7, 5};  // no such devices: host mode does not use them
+  ASSERT_EQ(ncclCommInitAll(comms, 2, devlist), ncclSuccess) << lastError();
+  for (ncclComm_t comm : comms) {
+    int device = 0;
+    EXPECT_EQ(ncclCommCuDevice(comm, &device), ncclSuccess);
+    EXPECT_EQ(device, -1);
+    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  }
+  int negative[2] = {0, -3};
+  EXPECT_EQ(ncclCommInitAll(comms, 2, negative), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("devlist[1]=-3 is negative"), std::string::npos) << lastError();
+  void* p = nullptr;
+  ASSERT_EQ(ncclMemAlloc(&p, 100), ncclSuccess);
+  std::memset(p, 0, 100);  // host memory
+  EXPECT_EQ(ncclMemFree(p), ncclSuccess);
 }
 
 }  // namespace
