@@ -1,5 +1,6 @@
 // Memory allocation and registration.
 #include "api/api_guard.h"
+#include "core/buffer_check.h"
 #include "core/host_memory.h"
 
 using braid::Status;
@@ -22,7 +23,9 @@ BRAID_API(ncclResult_t, ncclMemFree, void* ptr) {
 BRAID_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size_t size, void** handle) {
   return api::apiCall("ncclCommRegister", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommRegister"));
-    return comm->registrations.add(buff, size, handle);
+    // GPU mode: the buffer must be one the communicator's device can use, as its collectives'.
+    if (comm->cudaDev >= 0 && buff) BRAID_CHECK(braid::checkCommBuffer(*comm, buff, "ncclCommRegister", "buff"));
+    return comm->registrations.add(buff, size, handle, comm->cudaDev);
   });
 }
 
