@@ -1,7 +1,7 @@
 // Memory allocation and registration.
 #include "api/api_guard.h"
 #include "core/buffer_check.h"
-#include "core/host_memory.h"
+#include "core/mem_alloc.h"
 
 using braid::Status;
 namespace api = braid::api;
@@ -9,14 +9,14 @@ namespace api = braid::api;
 BRAID_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
   return api::apiCall("ncclMemAlloc", nullptr, [&]() -> Status {
     BRAID_CHECK(api::checkPointer(ptr, "ncclMemAlloc", "ptr"));
-    return braid::hostMemAlloc(size, ptr);
+    return braid::memAlloc(size, ptr);
   });
 }
 
 BRAID_API(ncclResult_t, ncclMemFree, void* ptr) {
   return api::apiCall("ncclMemFree", nullptr, [&]() -> Status {
     BRAID_CHECK(api::checkPointer(ptr, "ncclMemFree", "ptr"));
-    return braid::hostMemFree(ptr);
+    return braid::memFree(ptr);
   });
 }
 
