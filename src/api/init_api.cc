@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "api/api_guard.h"
+#include "braid/host_mode.h"
 #include "core/comm_init.h"
 #include "core/execution_mode.h"
 
@@ -19,6 +20,14 @@ BRAID_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, nc
           ncclConfig_t* config) {
   return api::apiCall("ncclCommInitRankConfig", nullptr, [&]() -> Status {
     return braid::initCommunicator("ncclCommInitRankConfig", comm, nranks, &commId, 1, rank, config);
+  });
+}
+
+BRAID_API(ncclResult_t, braidCommInitRankHost, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+          ncclConfig_t* config) {
+  return api::apiCall("braidCommInitRankHost", nullptr, [&]() -> Status {
+    return braid::initCommunicator("braidCommInitRankHost", comm, nranks, &commId, 1, rank, config,
+                                   braid::DeviceRequest::host("requested with braidCommInitRankHost"));
   });
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "braid/host_mode.h"
 #include "core/cuda_device.h"
 #include "nccl.h"
 
@@ -323,6 +324,52 @@ class ScopedBraidDevice {
   std::string previous_;
   bool hadPrevious_ = false;
 };
+
+TEST(Api, HostModeOnRequestWhateverBraidDeviceSays) {
+  // BRAID_DEVICE=gpu would make every other communicator of the process GPU mode (or an
+  // error without a GPU); one created with braidCommInitRankHost runs on host memory.
+  ScopedBraidDevice gpu("gpu");
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(braidCommInitRankHost(&comm, 1, id, 0, nullptr), ncclSuccess) << lastError();
+  int device = 0;
+  EXPECT_EQ(ncclCommCuDevice(comm, &device), ncclSuccess);
+  EXPECT_EQ(device, -1);
+  float data[4] = {1, 2, 3, 4};
+  EXPECT_EQ(ncclAllReduce(data, data, 4, ncclFloat, ncclSum, comm, nullptr), ncclSuccess) << lastError();
+  EXPECT_EQ(data[3], 4.0f);
+  // A split child runs in its parent's mode.
+  ncclComm_t child = nullptr;
+  ASSERT_EQ(ncclCommSplit(comm, 0, 0, &child, nullptr), ncclSuccess) << lastError();
+  device = 0;
+  EXPECT_EQ(ncclCommCuDevice(child, &device), ncclSuccess);
+  EXPECT_EQ(device, -1);
+  EXPECT_EQ(ncclCommDestroy(child), ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  EXPECT_EQ(braidCommInitRankHost(nullptr, 1, id, 0, nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("braidCommInitRankHost"), std::string::npos) << lastError();
+}
+
+TEST(Api, BraidDeviceGpuWithoutADeviceSaysWhy) {
+  braid::CudaInventory inv = braid::probeCudaDevices();
+  if (inv.ok && inv.deviceCount > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  ScopedBraidDevice gpu("gpu");
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t comm = reinterpret_cast<ncclComm_t>(0x1);
+  ncclResult_t result = ncclCommInitRank(&comm, 1, id, 0);
+  EXPECT_TRUE(result == ncclUnhandledCudaError || result == ncclInvalidUsage) << ncclGetErrorString(result);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_NE(lastError().find("BRAID_DEVICE=gpu, but"), std::string::npos) << lastError();
+  EXPECT_NE(lastError().find(inv.builtWithCuda ? inv.error : "built without CUDA"), std::string::npos) << lastError();
+  void* p = nullptr;
+  EXPECT_NE(ncclMemAlloc(&p, 64), ncclSuccess);
+  EXPECT_NE(lastError().find("ncclMemAlloc: BRAID_DEVICE=gpu"), std::string::npos) << lastError();
+  int devlist[1] = {0};
+  EXPECT_NE(ncclCommInitAll(&comm, 1, devlist), ncclSuccess);
+  EXPECT_NE(lastError().find("ncclCommInitAll: BRAID_DEVICE=gpu"), std::string::npos) << lastError();
+}
 
 TEST(Api, AutoFallsBackToHostModeWithoutADevice) {
   // The statically linked CUDA runtime answers on a machine without a driver, and Braid
