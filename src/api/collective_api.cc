@@ -1,5 +1,6 @@
 // Collectives, point-to-point and reduction operators.
 #include "api/api_guard.h"
+#include "core/buffer_check.h"
 #include "core/enqueue.h"
 #include "kernels/reduce/numeric_types.h"
 
@@ -111,6 +112,9 @@ BRAID_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar,
                          "ncclScalarHostImmediate",
                          fn, static_cast<int>(residence));
     }
+    // A device scalar is read when the collective runs: by the kernels of the communicator's
+    // device in GPU mode, by the CPU in host mode.
+    if (residence == ncclScalarDevice) BRAID_CHECK(braid::checkCommDeviceScalar(*comm, scalar, fn));
     return comm->redOps.create(scalar, datatype, residence, op);
   });
 }

@@ -2,8 +2,10 @@
 #include <vector>
 
 #include "api/api_guard.h"
+#include "braid/host_mode.h"
 #include "core/comm_init.h"
 #include "core/data_path.h"
+#include "core/execution_mode.h"
 
 using braid::Status;
 namespace api = braid::api;
@@ -19,6 +21,14 @@ BRAID_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, nc
           ncclConfig_t* config) {
   return api::apiCall("ncclCommInitRankConfig", nullptr, [&]() -> Status {
     return braid::initCommunicator("ncclCommInitRankConfig", comm, nranks, &commId, 1, rank, config);
+  });
+}
+
+BRAID_API(ncclResult_t, braidCommInitRankHost, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+          ncclConfig_t* config) {
+  return api::apiCall("braidCommInitRankHost", nullptr, [&]() -> Status {
+    return braid::initCommunicator("braidCommInitRankHost", comm, nranks, &commId, 1, rank, config,
+                                   braid::DeviceRequest::host("requested with braidCommInitRankHost"));
   });
 }
 
@@ -41,18 +51,16 @@ BRAID_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int*
     const char* fn = "ncclCommInitAll";
     BRAID_CHECK(api::checkPointer(comms, fn, "comm (array of ndev handles)"));
     if (ndev < 1) return BRAID_ERROR(ncclInvalidArgument, "%s: ndev=%d must be at least 1", fn, ndev);
-    if (devlist) {
-      // Host mode has no devices; the list is still checked, as NCCL checks it.
-      for (int i = 0; i < ndev; ++i) {
-        if (devlist[i] < 0)
-          return BRAID_ERROR(ncclInvalidArgument, "%s: devlist[%d]=%d is negative", fn, i, devlist[i]);
-        for (int j = 0; j < i; ++j) {
-          if (devlist[j] == devlist[i]) {
-            return BRAID_ERROR(ncclInvalidArgument, "%s: device %d appears twice in devlist (entries %d and %d)", fn,
-                               devlist[i], j, i);
-          }
-        }
-      }
+    // Rank i runs on devlist[i] (device i without a list) in GPU mode. In host mode the list
+    // is only checked, as NCCL checks it. Every device is checked before anything starts.
+    BRAID_CHECK(braid::validateDevlist(fn, ndev, devlist));
+    std::vector<braid::DeviceRequest> devices;
+    for (int i = 0; i < ndev; ++i) {
+      devices.push_back(braid::DeviceRequest::explicitDevice(
+          devlist ? devlist[i] : i, devlist ? braid::strFormat("devlist[%d] of %s", i, fn)
+                                            : braid::strFormat("rank %d of %s without a devlist", i, fn)));
+      braid::ExecutionMode mode;
+      BRAID_CHECK(braid::chooseExecutionMode(fn, devices.back(), &mode));
     }
     for (int i = 0; i < ndev; ++i) comms[i] = nullptr;
     ncclUniqueId id;
@@ -60,7 +68,8 @@ BRAID_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int*
     BRAID_CHECK(braid::groupStart());
     Status firstError;
     for (int i = 0; i < ndev; ++i) {
-      Status started = braid::initCommunicator(fn, &comms[i], ndev, &id, 1, i, nullptr);
+      Status started =
+          braid::initCommunicator(fn, &comms[i], ndev, &id, 1, i, nullptr, devices[static_cast<size_t>(i)]);
       if (!started.ok() && firstError.ok()) firstError = started;
     }
     Status ended = braid::groupEnd();

@@ -1,10 +1,13 @@
 #include "core/buffer_registry.h"
 
+#include <mutex>
+
+#include "util/format.h"
 #include "util/log.h"
 
 namespace braid {
 
-Status BufferRegistry::add(void* buffer, size_t bytes, void** handle) {
+Status BufferRegistry::add(void* buffer, size_t bytes, void** handle, int cudaDev) {
   if (!buffer) return BRAID_ERROR(ncclInvalidArgument, "ncclCommRegister: buff is NULL");
   if (bytes == 0) return BRAID_ERROR(ncclInvalidArgument, "ncclCommRegister: size is 0");
   if (!handle) return BRAID_ERROR(ncclInvalidArgument, "ncclCommRegister: handle is NULL");
@@ -13,10 +16,21 @@ Status BufferRegistry::add(void* buffer, size_t bytes, void** handle) {
   std::lock_guard<std::mutex> lock(mutex_);
   registrations_.emplace(key, std::move(registration));
   *handle = key;
-  BRAID_INFO(kLogInit,
-             "ncclCommRegister: %zu bytes at %p recorded (host mode reaches every buffer alike: no change "
-             "to how it moves)",
-             bytes, buffer);
+  static std::once_flag once;
+  std::call_once(once, [cudaDev] {
+    if (cudaDev >= 0) {
+      BRAID_INFO(kLogInit | kLogReg,
+                 "ncclCommRegister records buffers and changes nothing about how they move: GPU mode copies "
+                 "user buffers through the connectors' FIFOs and stages network data through host memory (no "
+                 "GPUDirect RDMA)");
+    } else {
+      BRAID_INFO(kLogInit | kLogReg,
+                 "ncclCommRegister records buffers and changes nothing about how they move: host mode reaches "
+                 "every buffer alike");
+    }
+  });
+  BRAID_INFO(kLogReg, "ncclCommRegister: %zu bytes at %p recorded (%s)", bytes, buffer,
+             cudaDev >= 0 ? strFormat("CUDA device %d", cudaDev).c_str() : "host mode");
   return okStatus();
 }
 

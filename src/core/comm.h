@@ -31,8 +31,11 @@ struct ncclComm {
 
   int rank = -1;
   int nranks = 0;
-  int cudaDev = -1;       // -1: host mode
-  uint64_t commHash = 0;  // printed in logs to tell communicators apart
+  // GPU mode runs on this CUDA device; -1 is host mode (core/execution_mode.h decides, at
+  // the init call, before the bootstrap). Every part of the library keys GPU mode on it.
+  int cudaDev = -1;
+  std::string modeReason;  // why this mode, in words ("host mode: BRAID_DEVICE=cpu ...")
+  uint64_t commHash = 0;   // printed in logs to tell communicators apart
   braid::CommConfig config;
   std::unique_ptr<braid::Bootstrap> bootstrap;
   braid::RankLayout layout;

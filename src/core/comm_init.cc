@@ -11,6 +11,7 @@
 #include "braid/version.h"
 #include "core/comm_failure.h"
 #include "core/comm_registry.h"
+#include "core/cuda_device.h"
 #include "core/data_path.h"
 #include "core/group.h"
 #include "core/params.h"
@@ -44,47 +45,40 @@ double bootstrapTimeoutSeconds() { return static_cast<double>(params::kBootstrap
 void logVersionOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
-    BRAID_LOG(LogLevel::Version, kLogInit, "NCCL version %d.%d.%d+braid%s (host mode)", NCCL_MAJOR, NCCL_MINOR,
-              NCCL_PATCH, BRAID_VERSION_STRING);
+    // As NCCL's "NCCL version 2.27.0+cuda13.0": the CUDA the library was built with.
+    BRAID_LOG(LogLevel::Version, kLogInit, "NCCL version %d.%d.%d+braid%s%s", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH,
+              BRAID_VERSION_STRING, cudaBuildSuffix().c_str());
   });
 }
 
-// Host mode is the only executor so far; BRAID_DEVICE is validated so that a typo is
-// reported now rather than silently meaning something later.
-std::string executionModeReason() {
-  std::string device = params::kDevice.get();
-  if (equalsIgnoreCase(device, "cpu") || equalsIgnoreCase(device, "host")) return "BRAID_DEVICE=" + device;
-  if (!equalsIgnoreCase(device, "auto")) {
-    static bool warned = false;
-    if (!warned) {
-      warned = true;
-      BRAID_WARN("BRAID_DEVICE=%s is not 'auto' or 'cpu'; using auto", device.c_str());
-    }
-  }
-  return "this Braid version runs collectives on host memory only (GPU mode is not implemented yet)";
-}
-
-PeerInfo describeSelf() {
+PeerInfo describeSelf(int cudaDev, const std::string& busId) {
   PeerInfo self;
   self.hostHash = hostHash(params::kHostId.get());
   self.pid = static_cast<int32_t>(getpid());
-  self.cudaDev = -1;
+  self.cudaDev = cudaDev;
   self.hostname = hostName();
-  self.busId = "host";
+  self.busId = busId;
   self.braidVersion = BRAID_VERSION_STRING;
   return self;
 }
 
 }  // namespace
 
-Comm* allocateComm(int rank, int nranks, const CommConfig& config) {
+Comm* allocateComm(int rank, int nranks, const CommConfig& config, const ExecutionMode& mode) {
   auto* comm = new Comm();
   comm->rank = rank;
   comm->nranks = nranks;
   comm->config = config;
+  comm->cudaDev = mode.cudaDev;
+  comm->modeReason = mode.reason;
   comm->asyncError.store(ncclInProgress);
   registerComm(comm);
   return comm;
+}
+
+DeviceRequest childDeviceRequest(const Comm& parent) {
+  if (parent.cudaDev < 0) return DeviceRequest::host("the parent communicator runs in host mode");
+  return DeviceRequest::explicitDevice(parent.cudaDev, "the parent communicator's device");
 }
 
 // The blocking part of init, run in the caller's thread, a group thread or the
@@ -93,11 +87,21 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   LogRankScope scope(request.rank);
   logVersionOnce();
   refreshCudaPointerProbe();
+  // GPU mode: the device is current on this thread (a group's or the background thread, or
+  // the caller's) for the rest of the init, and the caller's own device is restored after.
+  DeviceBinding binding;
+  std::string busId = "host";
+  if (comm->cudaDev >= 0) {
+    Status bound = binding.bind(comm->cudaDev);
+    if (!bound.ok()) return bound.addContext(strFormat("%s: binding CUDA device %d", request.apiName, comm->cudaDev));
+    busId = binding.busId();
+  }
   const UniqueIdContents& myRoot =
       request.ids[rootIndexOfRank(request.rank, request.nranks, static_cast<int>(request.ids.size()))];
   comm->commHash = fnv1a64(request.ids[0].secret.data(), request.ids[0].secret.size());
-  BRAID_INFO(kLogInit, "%s comm %p rank %d nranks %d cudaDev -1 busId host commId 0x%" PRIx64 " - Init START",
-             request.apiName, static_cast<void*>(comm), request.rank, request.nranks, comm->commHash);
+  BRAID_INFO(kLogInit, "%s comm %p rank %d nranks %d cudaDev %d busId %s commId 0x%" PRIx64 " - Init START",
+             request.apiName, static_cast<void*>(comm), request.rank, request.nranks, comm->cudaDev, busId.c_str(),
+             comm->commHash);
 
   BootstrapConfig boot;
   BRAID_CHECK(rankBootstrapInterfaces(readSocketSettings(), myRoot.root, &boot.interfaces));
@@ -105,9 +109,13 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   boot.nranks = request.nranks;
   boot.ids = request.ids;
   boot.timeoutSec = bootstrapTimeoutSeconds();
-  boot.self = describeSelf();
+  boot.self = describeSelf(comm->cudaDev, busId);
   boot.serveRootHere = request.serveRootHere;
   BRAID_CHECK(Bootstrap::create(std::move(boot), &comm->abortFlag, &comm->bootstrap));
+
+  // Every rank checks the same table, so every rank fails with the same words.
+  BRAID_CHECK(checkModesAgree(comm->bootstrap->peers()));
+  BRAID_CHECK(checkDistinctGpus(comm->bootstrap->peers()));
 
   std::vector<uint64_t> hashes;
   for (const PeerInfo& peer : comm->bootstrap->peers()) hashes.push_back(peer.hostHash);
@@ -119,7 +127,11 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
         *comm->bootstrap, comm->commHash, params::kWatchdog.get() != 0,
         [comm](const std::string& reason) { markPeerLost(comm, reason); }, &comm->watchdog));
   }
-  BRAID_INFO(kLogInit, "Braid runs this communicator on host memory: %s", executionModeReason().c_str());
+  if (comm->cudaDev >= 0) {
+    BRAID_INFO(kLogInit, "Braid runs this communicator in %s; bus id %s", comm->modeReason.c_str(), busId.c_str());
+  } else {
+    BRAID_INFO(kLogInit, "Braid runs this communicator in %s", comm->modeReason.c_str());
+  }
   BRAID_INFO(kLogInit, "%s comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d - Init COMPLETE",
              request.apiName, static_cast<void*>(comm), request.rank, request.nranks, comm->layout.nNodes,
              comm->layout.localRanks, comm->layout.localRank);
@@ -176,7 +188,7 @@ Status checkSocketInterfaces() {
 }
 
 Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUniqueId* ids, int nIds,
-                        const ncclConfig_t* config, InitRequest* out) {
+                        const ncclConfig_t* config, const DeviceRequest& device, InitRequest* out) {
   if (nranks < 1) return BRAID_ERROR(ncclInvalidArgument, "%s: nranks=%d must be at least 1", apiName, nranks);
   if (rank < 0 || rank >= nranks) {
     return BRAID_ERROR(ncclInvalidArgument, "%s: rank=%d is outside [0, %d) (nranks=%d)", apiName, rank, nranks,
@@ -206,6 +218,7 @@ Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUni
     }
   }
   BRAID_CHECK(resolveCommConfig(config, nullptr, &request.config));
+  BRAID_CHECK(chooseExecutionMode(apiName, device, &request.mode));
   *out = std::move(request);
   return okStatus();
 }
@@ -221,7 +234,7 @@ Status runOrDefer(GroupJob job) {
 }
 
 Status startCommInit(InitRequest request, Comm** out) {
-  Comm* comm = allocateComm(request.rank, request.nranks, request.config);
+  Comm* comm = allocateComm(request.rank, request.nranks, request.config, request.mode);
   *out = comm;
   GroupJob job;
   job.comm = comm;
@@ -238,11 +251,11 @@ Status releaseIfFailed(Status started, Comm* comm, ncclComm_t* out) {
 }
 
 Status initCommunicator(const char* fn, ncclComm_t* out, int nranks, const ncclUniqueId* ids, int nIds, int rank,
-                        const ncclConfig_t* config) {
+                        const ncclConfig_t* config, const DeviceRequest& device) {
   if (!out) return BRAID_ERROR(ncclInvalidArgument, "%s: comm (the ncclComm_t* to fill) is NULL", fn);
   *out = nullptr;
   InitRequest request;
-  Status built = buildInitRequest(fn, nranks, rank, ids, nIds, config, &request);
+  Status built = buildInitRequest(fn, nranks, rank, ids, nIds, config, device, &request);
   if (!built.ok()) {
     if (inGroup()) recordGroupError(built);
     return built;

@@ -7,6 +7,7 @@
 
 #include "bootstrap/unique_id.h"
 #include "core/comm.h"
+#include "core/execution_mode.h"
 #include "core/group.h"
 
 namespace braid {
@@ -28,26 +29,35 @@ struct InitRequest {
   std::vector<UniqueIdContents> ids;
   bool serveRootHere = false;  // NCCL_COMM_ID, rank 0
   CommConfig config;
+  // GPU mode on a device, or host mode: decided on the thread that called init (its current
+  // device is the one bound), before any group or background thread runs the init.
+  ExecutionMode mode;
 };
 
-// Validates the ids and builds the request (shared by every init entry point).
+// Validates the ids, decides the execution mode and builds the request (shared by every
+// init entry point).
 Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUniqueId* ids, int nIds,
-                        const ncclConfig_t* config, InitRequest* out);
+                        const ncclConfig_t* config, const DeviceRequest& device, InitRequest* out);
 
 // Allocates and registers the communicator, then runs (or, inside a group, queues) its
 // init. Returns ncclInProgress for a non-blocking communicator.
 Status startCommInit(InitRequest request, Comm** out);
 
-// The pieces startCommInit and startCommSplit share.
-Comm* allocateComm(int rank, int nranks, const CommConfig& config);
+// The pieces startCommInit and startCommSplit share. The communicator's device (or host
+// mode) is set at allocation, so that ncclCommCuDevice answers during a non-blocking init.
+Comm* allocateComm(int rank, int nranks, const CommConfig& config, const ExecutionMode& mode);
+// The device request of a split or shrink child: its parent's device, or host mode when the
+// parent runs in host mode (as NCCL gives a child its parent's device).
+DeviceRequest childDeviceRequest(const Comm& parent);
 Status runCommInit(Comm* comm, const InitRequest& request);
 // Runs `job` now, or queues it when the calling thread is inside a group.
 Status runOrDefer(GroupJob job);
 
 // The whole of ncclCommInitRank*: checks the arguments, creates the communicator and
-// runs (or queues) its init. `fn` names the API function in messages.
+// runs (or queues) its init. `fn` names the API function in messages; `device` says which
+// device (the calling thread's current one unless told) or host mode.
 Status initCommunicator(const char* fn, ncclComm_t* out, int nranks, const ncclUniqueId* ids, int nIds, int rank,
-                        const ncclConfig_t* config);
+                        const ncclConfig_t* config, const DeviceRequest& device = DeviceRequest::currentDevice());
 
 // A blocking init that failed leaves nothing behind: the communicator is freed and *out
 // set to NULL, as in NCCL. Non-blocking ones stay for ncclCommGetAsyncError and destroy.

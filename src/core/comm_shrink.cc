@@ -120,7 +120,9 @@ Status startCommShrink(Comm* parent, const int* exclude, int excludeCount, const
   }
   CommConfig childConfig;
   BRAID_CHECK(resolveCommConfig(config, config ? nullptr : &parent->config, &childConfig));
-  Comm* child = allocateComm(-1, 0, childConfig);
+  ExecutionMode mode;
+  BRAID_CHECK(chooseExecutionMode(fn, childDeviceRequest(*parent), &mode));
+  Comm* child = allocateComm(-1, 0, childConfig, mode);
   *out = child;
   GroupJob job;
   job.comm = child;

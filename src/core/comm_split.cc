@@ -81,8 +81,10 @@ Status startCommSplit(Comm* parent, int color, int key, const ncclConfig_t* conf
   }
   CommConfig childConfig;
   BRAID_CHECK(resolveCommConfig(config, config ? nullptr : &parent->config, &childConfig));
+  ExecutionMode mode;
+  BRAID_CHECK(chooseExecutionMode("ncclCommSplit", childDeviceRequest(*parent), &mode));
   Comm* child = nullptr;
-  if (color != NCCL_SPLIT_NOCOLOR) child = allocateComm(-1, 0, childConfig);
+  if (color != NCCL_SPLIT_NOCOLOR) child = allocateComm(-1, 0, childConfig, mode);
   *out = child;
   GroupJob job;
   job.comm = child;

@@ -2,11 +2,11 @@
 
 #include <cstring>
 
+#include "core/buffer_check.h"
 #include "core/data_path.h"
 #include "core/group.h"
 #include "core/last_error.h"
 #include "kernels/reduce/numeric_types.h"
-#include "util/cuda_pointer.h"
 #include "util/format.h"
 #include "util/log.h"
 
@@ -48,15 +48,11 @@ Status checkRank(int value, int nranks, const char* fn, const char* what) {
   return okStatus();
 }
 
-Status checkBuffer(const void* buffer, size_t count, const char* fn, const char* what) {
+// A buffer the communicator's executor can use: host memory in host mode, memory of the
+// communicator's device in GPU mode (core/buffer_check.h).
+Status checkBuffer(const Comm* comm, const void* buffer, size_t count, const char* fn, const char* what) {
   if (!buffer && count > 0) return BRAID_ERROR(ncclInvalidArgument, "%s: %s is NULL with count %zu", fn, what, count);
-  if (buffer && count > 0 && cudaPointerKind(buffer) == PointerKind::Device) {
-    return BRAID_ERROR(ncclInvalidArgument,
-                       "%s: %s (%p) is GPU device memory, but Braid runs this communicator in host mode and "
-                       "its CPU cannot read that buffer (Braid's GPU mode is not built yet): pass host memory "
-                       "(pinned or CUDA managed memory works too)",
-                       fn, what, buffer);
-  }
+  if (buffer && count > 0) return checkCommBuffer(*comm, buffer, fn, what);
   return okStatus();
 }
 
@@ -105,8 +101,8 @@ Status enqueueCollective(Comm* comm, const CollCall& call) {
     // Reduce writes recvbuff on the root only.
     bool needsSend = call.func != CollFunc::Broadcast || isRoot;
     bool needsRecv = call.func != CollFunc::Reduce || isRoot;
-    if (needsSend) BRAID_CHECK(checkBuffer(call.sendbuff, call.count, call.fn, "sendbuff"));
-    if (needsRecv) BRAID_CHECK(checkBuffer(call.recvbuff, call.count, call.fn, "recvbuff"));
+    if (needsSend) BRAID_CHECK(checkBuffer(comm, call.sendbuff, call.count, call.fn, "sendbuff"));
+    if (needsRecv) BRAID_CHECK(checkBuffer(comm, call.recvbuff, call.count, call.fn, "recvbuff"));
     return okStatus();
   }();
   if (!checked.ok()) return rejected(checked);
@@ -144,7 +140,7 @@ Status enqueueSendRecv(Comm* comm, const char* fn, bool isSend, const void* send
     BRAID_CHECK(checkReady(comm, fn));
     BRAID_CHECK(checkType(type, fn));
     BRAID_CHECK(checkRank(peer, comm->nranks, fn, "peer"));
-    BRAID_CHECK(checkBuffer(isSend ? sendbuff : recvbuff, count, fn, isSend ? "sendbuff" : "recvbuff"));
+    BRAID_CHECK(checkBuffer(comm, isSend ? sendbuff : recvbuff, count, fn, isSend ? "sendbuff" : "recvbuff"));
     return okStatus();
   }();
   if (!checked.ok()) return rejected(checked);
@@ -159,8 +155,8 @@ Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t 
   Status checked = [&]() -> Status {
     BRAID_CHECK(checkReady(comm, fn));
     BRAID_CHECK(checkType(type, fn));
-    BRAID_CHECK(checkBuffer(sendbuff, count, fn, "sendbuff"));
-    BRAID_CHECK(checkBuffer(recvbuff, count, fn, "recvbuff"));
+    BRAID_CHECK(checkBuffer(comm, sendbuff, count, fn, "sendbuff"));
+    BRAID_CHECK(checkBuffer(comm, recvbuff, count, fn, "recvbuff"));
     return okStatus();
   }();
   if (!checked.ok()) return rejected(checked);
@@ -195,8 +191,8 @@ Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t co
     BRAID_CHECK(checkReady(comm, fn));
     BRAID_CHECK(checkType(type, fn));
     BRAID_CHECK(checkRank(root, comm->nranks, fn, "root"));
-    BRAID_CHECK(checkBuffer(sendbuff, count, fn, "sendbuff"));
-    if (comm->rank == root) BRAID_CHECK(checkBuffer(recvbuff, count, fn, "recvbuff"));
+    BRAID_CHECK(checkBuffer(comm, sendbuff, count, fn, "sendbuff"));
+    if (comm->rank == root) BRAID_CHECK(checkBuffer(comm, recvbuff, count, fn, "recvbuff"));
     return okStatus();
   }();
   if (!checked.ok()) return rejected(checked);
@@ -219,8 +215,8 @@ Status enqueueScatter(Comm* comm, const void* sendbuff, void* recvbuff, size_t c
     BRAID_CHECK(checkReady(comm, fn));
     BRAID_CHECK(checkType(type, fn));
     BRAID_CHECK(checkRank(root, comm->nranks, fn, "root"));
-    BRAID_CHECK(checkBuffer(recvbuff, count, fn, "recvbuff"));
-    if (comm->rank == root) BRAID_CHECK(checkBuffer(sendbuff, count, fn, "sendbuff"));
+    BRAID_CHECK(checkBuffer(comm, recvbuff, count, fn, "recvbuff"));
+    if (comm->rank == root) BRAID_CHECK(checkBuffer(comm, sendbuff, count, fn, "sendbuff"));
     return okStatus();
   }();
   if (!checked.ok()) return rejected(checked);

@@ -45,8 +45,8 @@ Status hostMemFree(void* ptr) {
     std::lock_guard<std::mutex> lock(allocations().mutex);
     if (allocations().sizes.erase(ptr) == 0) {
       return BRAID_ERROR(ncclInvalidArgument,
-                         "ncclMemFree: %p was not allocated by ncclMemAlloc (or was freed "
-                         "already)",
+                         "ncclMemFree: %p was not allocated by ncclMemAlloc (or was freed already): memory "
+                         "from cudaMalloc goes back with cudaFree, from malloc with free",
                          ptr);
     }
   }

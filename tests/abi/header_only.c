@@ -1,4 +1,5 @@
 /* Braid's public headers compile as strict C without CUDA, and link. */
+#include <braid/host_mode.h>
 #include <braid/launch.h>
 #include <braid/version.h>
 #include <nccl.h>
@@ -9,6 +10,9 @@ int main(void) {
   if (ncclGetVersion(&version) != ncclSuccess || version != NCCL_VERSION_CODE) return 1;
   cudaStream_t stream = NULL;
   (void)stream;
+  /* Braid's extensions link from C. */
+  ncclResult_t (*initHost)(ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*) = braidCommInitRankHost;
+  if (!initHost) return 1;
   printf("NCCL API %d, Braid %s\n", version, braidVersionString());
   return 0;
 }

@@ -2,10 +2,13 @@
 // the documented ncclResult_t and a specific ncclGetLastError message, never a crash.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "braid/host_mode.h"
+#include "core/cuda_device.h"
 #include "nccl.h"
 
 namespace {
@@ -296,6 +299,112 @@ TEST(Api, MemAllocAndFree) {
   EXPECT_EQ(ncclMemFree(&local), ncclInvalidArgument);
   EXPECT_EQ(ncclMemAlloc(&p, 0), ncclInvalidArgument);
   EXPECT_EQ(ncclMemAlloc(nullptr, 8), ncclInvalidArgument);
+}
+
+// BRAID_DEVICE for the length of a test (CTest runs the suite with BRAID_DEVICE=cpu).
+class ScopedBraidDevice {
+ public:
+  explicit ScopedBraidDevice(const char* value) {
+    const char* previous = std::getenv("BRAID_DEVICE");
+    if (previous) previous_ = previous;
+    hadPrevious_ = previous != nullptr;
+    setenv("BRAID_DEVICE", value, 1);
+  }
+  ~ScopedBraidDevice() {
+    if (hadPrevious_) {
+      setenv("BRAID_DEVICE", previous_.c_str(), 1);
+    } else {
+      unsetenv("BRAID_DEVICE");
+    }
+  }
+  ScopedBraidDevice(const ScopedBraidDevice&) = delete;
+  ScopedBraidDevice& operator=(const ScopedBraidDevice&) = delete;
+
+ private:
+  std::string previous_;
+  bool hadPrevious_ = false;
+};
+
+TEST(Api, HostModeOnRequestWhateverBraidDeviceSays) {
+  // BRAID_DEVICE=gpu would make every other communicator of the process GPU mode (or an
+  // error without a GPU); one created with braidCommInitRankHost runs on host memory.
+  ScopedBraidDevice gpu("gpu");
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(braidCommInitRankHost(&comm, 1, id, 0, nullptr), ncclSuccess) << lastError();
+  int device = 0;
+  EXPECT_EQ(ncclCommCuDevice(comm, &device), ncclSuccess);
+  EXPECT_EQ(device, -1);
+  float data[4] = {1, 2, 3, 4};
+  EXPECT_EQ(ncclAllReduce(data, data, 4, ncclFloat, ncclSum, comm, nullptr), ncclSuccess) << lastError();
+  EXPECT_EQ(data[3], 4.0f);
+  // A split child runs in its parent's mode.
+  ncclComm_t child = nullptr;
+  ASSERT_EQ(ncclCommSplit(comm, 0, 0, &child, nullptr), ncclSuccess) << lastError();
+  device = 0;
+  EXPECT_EQ(ncclCommCuDevice(child, &device), ncclSuccess);
+  EXPECT_EQ(device, -1);
+  EXPECT_EQ(ncclCommDestroy(child), ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  EXPECT_EQ(braidCommInitRankHost(nullptr, 1, id, 0, nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("braidCommInitRankHost"), std::string::npos) << lastError();
+}
+
+TEST(Api, BraidDeviceGpuWithoutADeviceSaysWhy) {
+  braid::CudaInventory inv = braid::probeCudaDevices();
+  if (inv.ok && inv.deviceCount > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  ScopedBraidDevice gpu("gpu");
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t comm = reinterpret_cast<ncclComm_t>(0x1);
+  ncclResult_t result = ncclCommInitRank(&comm, 1, id, 0);
+  EXPECT_TRUE(result == ncclUnhandledCudaError || result == ncclInvalidUsage) << ncclGetErrorString(result);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_NE(lastError().find("BRAID_DEVICE=gpu, but"), std::string::npos) << lastError();
+  EXPECT_NE(lastError().find(inv.builtWithCuda ? inv.error : "built without CUDA"), std::string::npos) << lastError();
+  void* p = nullptr;
+  EXPECT_NE(ncclMemAlloc(&p, 64), ncclSuccess);
+  EXPECT_NE(lastError().find("ncclMemAlloc: BRAID_DEVICE=gpu"), std::string::npos) << lastError();
+  int devlist[1] = {0};
+  EXPECT_NE(ncclCommInitAll(&comm, 1, devlist), ncclSuccess);
+  EXPECT_NE(lastError().find("ncclCommInitAll: BRAID_DEVICE=gpu"), std::string::npos) << lastError();
+}
+
+TEST(Api, AutoFallsBackToHostModeWithoutADevice) {
+  // The statically linked CUDA runtime answers on a machine without a driver, and Braid
+  // runs in host mode there.
+  braid::CudaInventory inv = braid::probeCudaDevices();
+  if (inv.ok && inv.deviceCount > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  ScopedBraidDevice autoMode("auto");
+  ncclComm_t comm = makeOneRankComm();
+  ASSERT_NE(comm, nullptr);
+  int device = 0;
+  EXPECT_EQ(ncclCommCuDevice(comm, &device), ncclSuccess);
+  EXPECT_EQ(device, -1);
+  float data[2] = {1, 2};
+  EXPECT_EQ(ncclAllReduce(data, data, 2, ncclFloat, ncclSum, comm, nullptr), ncclSuccess) << lastError();
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+TEST(Api, BraidDeviceCpuIsHostModeAndOnlyChecksTheDevlist) {
+  ScopedBraidDevice cpu("cpu");
+  ncclComm_t comms[2] = {nullptr, nullptr};
+  int devlist[2] = {7, 5};  // no such devices: host mode does not use them
+  ASSERT_EQ(ncclCommInitAll(comms, 2, devlist), ncclSuccess) << lastError();
+  for (ncclComm_t comm : comms) {
+    int device = 0;
+    EXPECT_EQ(ncclCommCuDevice(comm, &device), ncclSuccess);
+    EXPECT_EQ(device, -1);
+    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  }
+  int negative[2] = {0, -3};
+  EXPECT_EQ(ncclCommInitAll(comms, 2, negative), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("devlist[1]=-3 is negative"), std::string::npos) << lastError();
+  void* p = nullptr;
+  ASSERT_EQ(ncclMemAlloc(&p, 100), ncclSuccess);
+  std::memset(p, 0, 100);  // host memory
+  EXPECT_EQ(ncclMemFree(p), ncclSuccess);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include <braid/host_mode.h>
 #include <c10/util/Exception.h>
 
 namespace braid::torch_ext {
@@ -173,14 +174,16 @@ Comm::Comm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std
   }
 
   // Non-blocking init, so that it can be given up after `timeout` whatever Braid's own
-  // bootstrap timeout is.
+  // bootstrap timeout is. Host mode for this communicator: the backend moves CPU tensors,
+  // and the same process may use Braid as NCCL for its GPU tensors, so BRAID_DEVICE (which
+  // would switch the whole process) is left alone.
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  ncclResult_t r = ncclCommInitRankConfig(&comm_, size, id, rank, &config);
+  ncclResult_t r = braidCommInitRankHost(&comm_, size, id, rank, &config);
   if (r != ncclSuccess && r != ncclInProgress) {
     std::string message = lastError(comm_, r);
     if (comm_) ncclCommAbort(comm_);
-    throw BraidError("braid: ncclCommInitRankConfig failed: " + message);
+    throw BraidError("braid: braidCommInitRankHost failed: " + message);
   }
   for (;;) {
     ncclResult_t state = ncclInProgress;

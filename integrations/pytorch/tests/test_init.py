@@ -1,5 +1,6 @@
 """init_process_group("braid") as the default group, in 1 and 3 processes; the store's
-timeout bounds init when a rank never comes."""
+timeout bounds init when a rank never comes; the backend's communicators run in host mode
+whatever BRAID_DEVICE says (it asks for host mode per communicator)."""
 
 import datetime
 import os
@@ -48,12 +49,14 @@ print(f"rank {rank}/{world} ok", flush=True)
 '''
 
 
-def launch(world, ranks, timeout_s, extra=(), absent=None):
-    """Runs the ranks; returns [(exit code, output)]. The absent rank is killed as soon as
-    the others are done."""
+def launch(world, ranks, timeout_s, extra=(), absent=None, env=None):
+    """Runs the ranks (with `env` added to the environment); returns [(exit code, output)].
+    The absent rank is killed as soon as the others are done."""
     port = harness._free_port()
+    child_env = dict(os.environ, **(env or {}))
     procs = [subprocess.Popen([sys.executable, "-c", CHILD, str(r), str(world), str(port), str(timeout_s)] + list(extra),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for r in ranks]
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=child_env)
+             for r in ranks]
     out = [None] * len(procs)
     order = [i for i in range(len(procs)) if ranks[i] != absent] + [i for i in range(len(procs)) if ranks[i] == absent]
     for i in order:
@@ -81,6 +84,11 @@ def main():
         for rank, (code, text) in enumerate(launch(world, range(world), 60)):
             if code != 0:
                 failures.append(f"world {world} rank {rank} exited {code}:\n{text}")
+    # BRAID_DEVICE=gpu asks every communicator of the process for GPU mode (an error where
+    # there is no GPU); the backend's own communicators still run in host mode, on CPU tensors.
+    for rank, (code, text) in enumerate(launch(2, range(2), 60, env={"BRAID_DEVICE": "gpu"})):
+        if code != 0:
+            failures.append(f"BRAID_DEVICE=gpu: rank {rank} exited {code}:\n{text}")
     # One rank of 2 never makes the braid group: the other's init (rank 0 serving the id, or
     # rank 1 waiting for it) fails within the group's timeout of 4 s, saying why.
     for absent in (1, 0):
