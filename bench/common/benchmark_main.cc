@@ -12,6 +12,7 @@
 #include "braid/version.h"
 #include "common/comm_setup.h"
 #include "common/fatal.h"
+#include "common/host_mode.h"
 #include "common/reporter.h"
 #include "common/runner.h"
 
@@ -66,6 +67,8 @@ int runBenchmark(int argc, char** argv, const Collective& collective) {
     std::fputs(usageText(program).c_str(), stdout);
     return kExitOk;
   }
+  std::string mode = requestHostMode();
+  if (!mode.empty()) return usageError(program, mode);
   const JobLayout layout = detectLayout(options);
   std::string problem = jobProblem(options, collective, layout.nranks());
   if (!problem.empty()) return usageError(program, problem);

@@ -2,6 +2,12 @@
 #include "common/options.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "common/host_mode.h"
 
 namespace braid::bench {
 namespace {
@@ -195,6 +201,31 @@ TEST(BenchOptions, WarmupDoublesWhateverTheStep) {
   o.maxBytes = 100;
   o.stepFactor = 8;
   EXPECT_EQ(warmupSizes(o), (std::vector<uint64_t>{8, 16, 32, 64}));
+}
+
+}  // namespace
+}  // namespace braid::bench
+
+namespace braid::bench {
+namespace {
+
+// The *_perf programs run host mode whatever the machine: unset or auto becomes cpu; cpu
+// and host stay; gpu is refused with a pointer to nccl-tests.
+TEST(BenchHostMode, AsksForHostModeUnlessTheUserAskedForTheGpu) {
+  ::unsetenv("BRAID_DEVICE");
+  EXPECT_EQ(requestHostMode(), "");
+  EXPECT_STREQ(std::getenv("BRAID_DEVICE"), "cpu");
+  ::setenv("BRAID_DEVICE", "AUTO", 1);
+  EXPECT_EQ(requestHostMode(), "");
+  EXPECT_STREQ(std::getenv("BRAID_DEVICE"), "cpu");
+  ::setenv("BRAID_DEVICE", "host", 1);
+  EXPECT_EQ(requestHostMode(), "");
+  EXPECT_STREQ(std::getenv("BRAID_DEVICE"), "host");
+  ::setenv("BRAID_DEVICE", "gpu", 1);
+  std::string why = requestHostMode();
+  EXPECT_NE(why.find("BRAID_DEVICE=gpu"), std::string::npos) << why;
+  EXPECT_NE(why.find("nccl-tests"), std::string::npos) << why;
+  ::unsetenv("BRAID_DEVICE");
 }
 
 }  // namespace

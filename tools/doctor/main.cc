@@ -292,6 +292,9 @@ int run(const Options& o) {
 }  // namespace braid::doctor
 
 int main(int argc, char** argv) {
+  // The doctor checks the launch and the network with host buffers: host mode, also on a
+  // machine with GPUs (unless BRAID_DEVICE says otherwise), before any communicator exists.
+  if (!std::getenv("BRAID_DEVICE")) setenv("BRAID_DEVICE", "cpu", 1);
   braid::doctor::Options o;
   int parsed = braid::doctor::parseArgs(argc, argv, &o);
   if (parsed == 2) {
