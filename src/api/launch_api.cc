@@ -10,6 +10,7 @@
 #include "bootstrap/launch/launcher_env.h"
 #include "bootstrap/launch/rendezvous.h"
 #include "core/comm_init.h"
+#include "core/execution_mode.h"
 #include "core/params.h"
 #include "util/env.h"
 
@@ -91,8 +92,15 @@ BRAID_API(ncclResult_t, braidCommInitFromEnv, ncclComm_t* comm, ncclConfig_t* co
     BRAID_CHECK(braid::checkSocketInterfaces());
     ncclUniqueId id;
     BRAID_CHECK(exchangeUniqueId(detected, &id));
+    // The local rank's GPU when the caller has not chosen one (BRAID_DEVICE=cpu never asks
+    // CUDA anything).
+    braid::DeviceRequest device = braid::DeviceRequest::currentDevice();
+    bool recognized = true;
+    if (braid::parseDeviceSetting(braid::params::kDevice.get(), &recognized) != braid::DeviceSetting::Cpu) {
+      device = braid::launcherDeviceRequest(detected.localRank, braid::probeCudaDevices());
+    }
     Status status =
-        braid::initCommunicator("braidCommInitFromEnv", comm, detected.nranks, &id, 1, detected.rank, config);
+        braid::initCommunicator("braidCommInitFromEnv", comm, detected.nranks, &id, 1, detected.rank, config, device);
     if (!status.ok() && status.code() != ncclInProgress) {
       // A world size larger than the processes started shows up as ranks that never
       // joined: say where this rank's size came from.

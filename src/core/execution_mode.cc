@@ -128,6 +128,16 @@ Status chooseExecutionMode(const char* fn, const DeviceRequest& request, Executi
   return decideExecutionMode(fn, setting, request, probeCudaDevices, out);
 }
 
+DeviceRequest launcherDeviceRequest(int localRank, const CudaInventory& inv) {
+  if (!inv.ok || inv.deviceCount <= 0 || inv.currentDevice != 0 || localRank <= 0)
+    return DeviceRequest::currentDevice();
+  int device = localRank % inv.deviceCount;
+  return DeviceRequest::explicitDevice(
+      device, strFormat("local rank %d on %d visible GPU(s): chosen by braidCommInitFromEnv because the calling thread "
+                        "was still on device 0 (call cudaSetDevice before init to choose)",
+                        localRank, inv.deviceCount));
+}
+
 Status validateDevlist(const char* fn, int ndev, const int* devlist) {
   if (!devlist) return okStatus();
   std::map<int, int> seen;  // device -> first entry

@@ -70,6 +70,12 @@ Status decideExecutionMode(const char* fn, DeviceSetting setting, const DeviceRe
 // the CUDA runtime asked. Runs on the thread whose current device counts.
 Status chooseExecutionMode(const char* fn, const DeviceRequest& request, ExecutionMode* out);
 
+// braidCommInitFromEnv's device: the launcher knows the local rank, so a process whose
+// calling thread is still on device 0 (never chose one, the most common launch mistake)
+// gets GPU localRank % deviceCount — a choice that only ever replaces a duplicate-GPU error.
+// A thread on another device keeps it; without a usable device nothing is asked for.
+DeviceRequest launcherDeviceRequest(int localRank, const CudaInventory& inventory);
+
 // ncclCommInitAll's devlist, before anything starts: no negative device, none twice. Whether
 // each device exists is decided with the mode (it depends on CUDA's answer).
 Status validateDevlist(const char* fn, int ndev, const int* devlist);

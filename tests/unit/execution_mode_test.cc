@@ -213,6 +213,26 @@ PeerInfo peer(int rank, uint64_t host, int cudaDev, std::string busId, std::stri
   return p;
 }
 
+// braidCommInitFromEnv: a thread still on device 0 gets its local rank's GPU; a thread that
+// chose a device, local rank 0, and machines without a usable device keep the default.
+TEST(LauncherDevice, ThreadStillOnDevice0GetsItsLocalRanksGpu) {
+  DeviceRequest r = launcherDeviceRequest(3, devices(8, 0));
+  EXPECT_EQ(r.device, 3);
+  EXPECT_TRUE(contains(r.deviceOrigin, "local rank 3 on 8 visible GPU(s)"));
+  EXPECT_TRUE(contains(r.deviceOrigin, "cudaSetDevice"));
+  EXPECT_EQ(launcherDeviceRequest(9, devices(8, 0)).device, 1);  // more ranks than GPUs: wraps
+  EXPECT_EQ(launcherDeviceRequest(1, devices(1, 0)).device, 0);  // CUDA_VISIBLE_DEVICES per rank: its one GPU
+}
+
+TEST(LauncherDevice, AChosenDeviceLocalRank0AndNoDeviceKeepTheDefault) {
+  EXPECT_EQ(launcherDeviceRequest(3, devices(8, 5)).device, -1);  // the thread chose device 5
+  EXPECT_EQ(launcherDeviceRequest(0, devices(8, 0)).device, -1);
+  EXPECT_EQ(launcherDeviceRequest(-1, devices(8, 0)).device, -1);  // the launcher gave no local rank
+  EXPECT_EQ(launcherDeviceRequest(2, devices(0)).device, -1);
+  EXPECT_EQ(launcherDeviceRequest(2, cudaError("cudaGetDeviceCount: cudaErrorNoDevice")).device, -1);
+  EXPECT_EQ(launcherDeviceRequest(2, notBuilt()).device, -1);
+}
+
 TEST(DuplicateGpu, DistinctGpusHostModeAndOtherHostsPass) {
   EXPECT_TRUE(checkDistinctGpus({}).ok());
   EXPECT_TRUE(checkDistinctGpus({peer(0, 1, 0, "0000:07:00.0"), peer(1, 1, 1, "0000:0b:00.0")}).ok());
