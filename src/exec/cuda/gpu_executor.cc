@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "exec/cuda/cuda_check.h"
@@ -180,6 +181,7 @@ class CudaGpuExecutor : public GpuExecutor {
   cudaStream_t lastStream_ = nullptr;
   bool anyLaunched_ = false;
   std::map<const void*, uint64_t> p2pNextStep_;  // per p2p connection: its counter after what was planned
+  std::set<const Connector*> noted_;             // connectors noteConnector has seen (launching thread only)
 
   std::mutex mutex_;  // guards what the monitor shares: pending_, notes_, stop_
   std::condition_variable wake_;
@@ -228,6 +230,7 @@ DeviceRun CudaGpuExecutor::deviceRun() const {
 
 // Remembers, for failure messages, what a wait on this connector's counter waits for.
 void CudaGpuExecutor::noteConnector(Connector* c) {
+  if (!noted_.insert(c).second) return;  // once per connector (launches call this for every transfer)
   std::string peer = config_.describePeer ? config_.describePeer(c->peer()) : strFormat("rank %d", c->peer());
   std::lock_guard<std::mutex> lock(mutex_);
   if (c->isSend()) {
