@@ -40,8 +40,10 @@ std::string normalizeBusId(const std::string& busId) {
   if (colon == std::string::npos) return lower;
   if (lower.find(':', colon + 1) == std::string::npos) return "0000:" + lower;  // "07:00.0": no domain
   // The domain: NVML writes eight digits, CUDA and sysfs four.
+  // The digits live in a named string: `end` points into them and is read below.
+  const std::string domainText = lower.substr(0, colon);
   char* end = nullptr;
-  unsigned long domain = std::strtoul(lower.substr(0, colon).c_str(), &end, 16);
+  unsigned long domain = std::strtoul(domainText.c_str(), &end, 16);
   if (colon == 0 || !end || *end != '\0' || domain > 0xffff) return lower;
   char prefix[8];
   std::snprintf(prefix, sizeof(prefix), "%04lx", domain);
