@@ -86,7 +86,9 @@ Status DataPath::init() {
   topology_ = std::make_unique<RankTopology>(comm_);
   BRAID_CHECK(topology_->decideWorkerCpus(&workerCpus_));
   executor_.setWorkerCpus(workerCpus_);
-  ringOrder_ = buildRingOrder(comm_.layout);
+  pathLayout_ = comm_.layout;
+  if (comm_.cudaDev >= 0) BRAID_CHECK(orderRanksForGpus());
+  ringOrder_ = buildRingOrder(pathLayout_);
   ringPosition_ = ringPosition(ringOrder_, comm_.rank);
   int maxLocal = 0;
   for (const auto& node : comm_.layout.ranksOfNode) maxLocal = std::max(maxLocal, static_cast<int>(node.size()));

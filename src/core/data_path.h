@@ -118,6 +118,8 @@ class DataPath {
 
   // GPU mode (data_path_gpu.cc).
   Status initGpu();
+  // Orders each node's ranks as the topology search's ring visits their GPUs (pathLayout_).
+  Status orderRanksForGpus();
   Status executeOnGpu(CommTasks& tasks);
   Status syncChannelsToDevice(int ringChannels, int treeChannels);
   // A failure found after the call that enqueued the work returned (the GPU monitor): the
@@ -143,6 +145,9 @@ class DataPath {
   DataPathSettings settings_;
   AlgoProtoPolicy policy_;
   TuningInputs tuning_{};
+  // The layout rings and trees are built from: comm_.layout, with each node's ranks in the
+  // topology's ring order in GPU mode (core/topology_ring_order.h).
+  RankLayout pathLayout_;
   std::vector<int> ringOrder_;
   RingPosition ringPosition_{};
   std::vector<Channel> channels_;

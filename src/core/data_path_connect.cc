@@ -296,7 +296,7 @@ Status DataPath::connectTrees(int nChannels) {
     if (ch.treeConnected) continue;
     fresh.push_back(c);
     BRAID_CHECK(ensureNet());
-    TreeLinks links = buildTreeLinks(comm_.layout, comm_.rank, c);
+    TreeLinks links = buildTreeLinks(pathLayout_, comm_.rank, c);
     BRAID_CHECK(agreeOnP2p({links.up, links.down[0], links.down[1], links.down[2]}));
     if (links.up >= 0) {
       jobs.push_back({{ConnPurpose::TreeUp, c, links.up, true}, transportFor(links.up), &ch.treeUpSend});
@@ -312,7 +312,7 @@ Status DataPath::connectTrees(int nChannels) {
   BRAID_CHECK(establishConnections(*comm_.bootstrap, jobs));
   for (int c : fresh) {
     channels_[static_cast<size_t>(c)].treeConnected = true;
-    TreeLinks links = buildTreeLinks(comm_.layout, comm_.rank, c);
+    TreeLinks links = buildTreeLinks(pathLayout_, comm_.rank, c);
     // NCCL's form: down0/down1/down2->rank->up.
     BRAID_INFO(kLogInit, "Trees [%d] %d/%d/%d->%d->%d", c, links.down[0], links.down[1], links.down[2], comm_.rank,
                links.up);

@@ -9,9 +9,11 @@
 
 #include "core/comm_failure.h"
 #include "core/data_path.h"
+#include "core/topology_ring_order.h"
 #include "core/watchdog.h"
 #include "exec/cuda/device_work.h"
 #include "kernels/reduce/numeric_types.h"
+#include "topology/search.h"
 #include "transport/cuda_ipc/cuda_ipc_transport.h"
 #include "util/format.h"
 #include "util/log.h"
@@ -59,10 +61,47 @@ Status DataPath::initGpu() {
     Proxy* proxy = proxyForMonitor_.load();
     if (proxy) proxy->end();
   };
+  config.otherFailure = [this]() {
+    Proxy* proxy = proxyForMonitor_.load();
+    return proxy ? proxy->status() : okStatus();
+  };
   const auto* peers = &comm_.bootstrap->peers();
   config.describePeer = [peers](int rank) { return (*peers)[static_cast<size_t>(rank)].describe(); };
   BRAID_CHECK(GpuExecutor::create(std::move(config), &gpu_));
   BRAID_CHECK(gpu_->setRingOrder(ringOrder_));
+  return okStatus();
+}
+
+Status DataPath::orderRanksForGpus() {
+  // This rank's place in its host's searched ring (-1: none, and why).
+  int32_t position = -1;
+  std::string why;
+  const TopoGraph* graph = nullptr;
+  const TopoPaths* paths = nullptr;
+  if (topology_->graphAndPaths(&graph, &paths, &why)) {
+    SearchSettings search;  // one node: the order inside the host
+    TopoSearchResult result;
+    Status searched = searchRings(*graph, *paths, search, &result);
+    if (!searched.ok()) {
+      why = searched.message();
+    } else if (result.channels.empty()) {
+      why = result.explanation;
+    } else {
+      const std::string& busId = comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].busId;
+      position = gpuPositionInRing(*graph, result.channels[0], busId);
+      if (position < 0) why = "the topology's rings do not hold GPU " + busId;
+    }
+  }
+  std::vector<int32_t> exchanged(static_cast<size_t>(comm_.nranks), -1);
+  exchanged[static_cast<size_t>(comm_.rank)] = position;
+  BRAID_CHECK(comm_.bootstrap->allGather(exchanged.data(), sizeof(int32_t)));
+  std::vector<int> positions(exchanged.begin(), exchanged.end());
+  std::vector<std::string> notes;
+  pathLayout_ = orderRanksByTopology(comm_.layout, positions, comm_.rank, &notes);
+  if (position < 0) BRAID_INFO(kLogInit | kLogGraph, "GPU ring order: this rank's GPU has no place (%s)", why.c_str());
+  if (comm_.rank == 0) {
+    for (const std::string& note : notes) BRAID_INFO(kLogInit | kLogGraph, "GPU ring order: %s", note.c_str());
+  }
   return okStatus();
 }
 

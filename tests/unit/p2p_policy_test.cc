@@ -194,5 +194,14 @@ TEST(P2pSettings, ReadFromTheEnvironment) {
   EXPECT_EQ(s.p2pLevel, -1);
 }
 
+TEST(GpuSettings, GpuModeUsesEightChannelsWithinTheLimits) {
+  CommConfig config;
+  EXPECT_EQ(readDataPathSettings(config, 1, true).defaultChannels, 8);
+  ::setenv("NCCL_MAX_NCHANNELS", "4", 1);
+  EXPECT_EQ(readDataPathSettings(config, 1, true).defaultChannels, 4);
+  ::unsetenv("NCCL_MAX_NCHANNELS");
+  EXPECT_LE(readDataPathSettings(config, 1, false).defaultChannels, 4);  // host mode: threads, by cores
+}
+
 }  // namespace
 }  // namespace braid

@@ -625,8 +625,18 @@ void CudaGpuExecutor::monitorLoop() {
       wake_.wait_for(lock, std::chrono::milliseconds(busy ? 1 : 20), [&] { return stop_; });
       if (stop_) return;
     }
-    if (aborted(config_.abort)) raiseAbortWord();
+    const bool abortRaised = aborted(config_.abort);
+    if (abortRaised) raiseAbortWord();
     checkFailureRecord();
+    // The proxy fails by raising the abort flag: when no kernel was there to record it, its
+    // reason still becomes the communicator's.
+    if (abortRaised && !failureReported_ && config_.otherFailure) {
+      Status other = config_.otherFailure();
+      if (!other.ok()) {
+        failureReported_ = true;
+        if (config_.onFailure) config_.onFailure(other);
+      }
+    }
     while (true) {
       Pending front;
       {

@@ -48,6 +48,9 @@ struct GpuExecutorConfig {
   std::function<void()> netEnd;
   // "rank 3 (host b, pid 42)": for failure messages.
   std::function<std::string(int)> describePeer;
+  // A failure found elsewhere that kernels cannot see (the network proxy's), asked by the
+  // monitor while the communicator is aborted and no failure was reported; ok when none.
+  std::function<Status()> otherFailure;
   int nranks = 1;
 };
 
