@@ -1,0 +1,2 @@
+// The translation unit that builds the tests' precompiled GoogleTest header
+// (tests/CMakeLists.txt, braid_test_pch). It holds no tests: gtest_main runs none.
