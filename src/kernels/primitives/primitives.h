@@ -72,8 +72,12 @@ class Primitives {
     sliceElems_ = capacity == ~0u ? 0 : capacity / sizeof(T);
   }
 
-  // The connectors' step counters persist across operations (and kernels).
+  // The connectors' step counters persist across operations (and kernels). Every member
+  // read them in the constructor: the first barrier keeps the leader's write after those
+  // reads even when nothing moved in between (an empty share has no other barrier), the
+  // second makes the write visible to the next Primitives on these connectors.
   BRAID_HD ~Primitives() {
+    exec_.sync();
     if (exec_.leader()) {
       for (int i = 0; i < nRecv_; ++i) *recvs_[i]->step = recvStep_[i];
       for (int i = 0; i < nSend_; ++i) *sends_[i]->step = sendStep_[i];
