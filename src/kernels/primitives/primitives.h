@@ -34,8 +34,8 @@
 //   waitFor(ready, c, w)     one member waits until its own ready() (LL lines)
 //   storeLlHalf/loadLlHalf   LL's 8-byte {payload, flag} words
 // The step counters of the connectors are read once when a Primitives is made, advanced
-// by every member alike, and written back by the leader when it goes (followed by a
-// barrier), so members never race on them.
+// by every member alike, and written back by the leader when it goes (between two
+// barriers), so members never race on them.
 //
 // If a wait is aborted the primitive stops, `failed()` turns true (for every member) and
 // every later call returns at once; the executor reports the abort.
