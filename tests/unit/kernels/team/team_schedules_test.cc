@@ -66,6 +66,13 @@ template <typename T>
 T inputOf(int r, size_t i) {
   return fromF<T>(static_cast<float>(1 + (static_cast<size_t>(r) * 7 + i * 13) % 3));
 }
+// Element i reduced over every rank's input, in rank order, as the schedules must give it.
+template <typename T, class Fn>
+T reducedOf(const Fn& fn, int nranks, size_t i) {
+  T v = fn.preOp(inputOf<T>(0, i));
+  for (int r = 1; r < nranks; ++r) v = fn(v, fn.preOp(inputOf<T>(r, i)));
+  return fn.postOp(v);
+}
 
 // The ring links of one channel: links[r] carries rank r's data to rank r + 1.
 struct Ring {
@@ -126,9 +133,7 @@ void ringAllReduceCase(const Case& c, const Fn& fn, bool inPlace) {
                                              channelShare(g, ch), in, out.data());
   });
   for (size_t i = 0; i < c.count; ++i) {
-    T expected = fn.preOp(inputOf<T>(0, i));
-    for (int r = 1; r < c.nranks; ++r) expected = fn(expected, fn.preOp(inputOf<T>(r, i)));
-    expected = fn.postOp(expected);
+    T expected = reducedOf<T>(fn, c.nranks, i);
     for (int r = 0; r < c.nranks; ++r) {
       ASSERT_EQ(asDouble(recv[static_cast<size_t>(r)][i]), asDouble(expected)) << "rank " << r << " element " << i;
       ASSERT_EQ(std::memcmp(&recv[static_cast<size_t>(r)][i], &recv[0][i], sizeof(T)), 0);
@@ -156,9 +161,7 @@ void ringReduceScatterCase(const Case& c, const Fn& fn) {
   for (int r = 0; r < c.nranks; ++r) {
     for (size_t i = 0; i < c.count; ++i) {
       size_t at = static_cast<size_t>(r) * c.count + i;
-      T expected = fn.preOp(inputOf<T>(0, at));
-      for (int q = 1; q < c.nranks; ++q) expected = fn(expected, fn.preOp(inputOf<T>(q, at)));
-      expected = fn.postOp(expected);
+      T expected = reducedOf<T>(fn, c.nranks, at);
       ASSERT_EQ(asDouble(recv[static_cast<size_t>(r)][i]), asDouble(expected)) << "rank " << r << " element " << i;
     }
   }
@@ -182,9 +185,7 @@ void ringReduceCase(const Case& c, const Fn& fn, int root) {
                                           root, send[static_cast<size_t>(r)].data(), out);
   });
   for (size_t i = 0; i < c.count; ++i) {
-    T expected = fn.preOp(inputOf<T>(0, i));
-    for (int r = 1; r < c.nranks; ++r) expected = fn(expected, fn.preOp(inputOf<T>(r, i)));
-    ASSERT_EQ(asDouble(result[i]), asDouble(fn.postOp(expected))) << "element " << i;
+    ASSERT_EQ(asDouble(result[i]), asDouble((reducedOf<T>(fn, c.nranks, i)))) << "element " << i;
   }
 }
 
@@ -269,9 +270,7 @@ void treeAllReduceCase(const Case& c, const Fn& fn) {
                                              recv[static_cast<size_t>(r)].data());
   });
   for (size_t i = 0; i < c.count; ++i) {
-    T expected = fn.preOp(inputOf<T>(0, i));
-    for (int r = 1; r < c.nranks; ++r) expected = fn(expected, fn.preOp(inputOf<T>(r, i)));
-    expected = fn.postOp(expected);
+    T expected = reducedOf<T>(fn, c.nranks, i);
     for (int r = 0; r < c.nranks; ++r) {
       ASSERT_EQ(asDouble(recv[static_cast<size_t>(r)][i]), asDouble(expected)) << "rank " << r << " element " << i;
     }
