@@ -6,6 +6,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config ninja-build
+  # Build speed (cmake/BraidToolchain.cmake): a compiler cache and a fast linker.
+  ccache mold
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev libxml2-dev
   # hwloc's plugins: full XML import (libxml2: hwloc XML files with comments, from other
