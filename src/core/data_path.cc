@@ -33,9 +33,6 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
 // How long destroying a communicator waits for data still leaving through the network.
 constexpr double kDrainSeconds = 10;
 
-// How long a failed operation waits for the watchdog to name another rank as the cause.
-constexpr int kVerdictWaitMs = 300;
-
 bool isDataOnly(CollFunc func) { return func == CollFunc::Broadcast || func == CollFunc::AllGather; }
 
 }  // namespace
@@ -182,14 +179,9 @@ Status DataPath::finishOperation(Status result) {
     if (!proxyStatus.ok()) result = proxyStatus;  // the root cause, not the waits it aborted
   }
   if (!result.ok()) {
-    std::string lost = peerLostReason(&comm_);
-    // A broken connection is usually a rank that died: its watchdog verdict ("rank 3 is
-    // gone") arrives within moments and says more than "connection reset". Give it a
-    // moment before reporting this failure as our own.
-    for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm_.watchdog; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      lost = peerLostReason(&comm_);
-    }
+    // A broken connection is usually a rank that died: give its verdict a moment before
+    // reporting this failure as our own.
+    std::string lost = awaitPeerLostReason(&comm_);
     if (!lost.empty()) {
       // Another rank is gone: that is the cause, not the waits it ended.
       result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());
