@@ -1,18 +1,22 @@
 /*
  * Braid: the NCCL C API.
  *
- * Source- and binary-compatible with NVIDIA's nccl.h (2.28 host API): every type, enum
- * value, macro, struct layout and function signature matches, so a program written
- * against NVIDIA's header builds against this one and a binary linked against NVIDIA's
- * libnccl.so.2 runs on Braid's. The header reports API level 2.27 because Braid has no
- * nccl_device.h device API, which code switching on NCCL_VERSION_CODE >= 2.28 expects;
- * the 2.28 host functions (ncclGather, ncclScatter, ncclAlltoAll, ...) are declared and
- * exported all the same.
+ * Source- and binary-compatible with NVIDIA's nccl.h up to 2.32.3: every type, enum
+ * value, macro, struct layout and function signature of the host API matches, so a
+ * program written against NVIDIA's header builds against this one and a binary linked
+ * against NVIDIA's libnccl.so.2 runs on Braid's.
+ *
+ * Versions (docs/design.md, "Versions"): NCCL_VERSION_CODE reports API level 2.27 because
+ * code switching on NCCL_VERSION_CODE >= 2.28 (nccl-tests among it) then includes NVIDIA's
+ * nccl_device.h device API, which Braid does not have; the later host functions are
+ * declared and exported all the same. The structs' initializers store the layout level
+ * this header really carries (BRAID_NCCL_LAYOUT_CODE), and ncclGetVersion reports the
+ * level whose host API the library implements.
  *
  * CUDA headers are optional: when <cuda_runtime.h> is reachable it is included (as NCCL
- * does, so code relying on that include keeps building); otherwise cudaStream_t is
- * declared with CUDA's own definition, which keeps the ABI. Define BRAID_NCCL_NO_CUDA to
- * never include CUDA headers.
+ * does, so code relying on that include keeps building); otherwise cudaStream_t and
+ * cudaEvent_t are declared with CUDA's own definitions, which keeps the ABI. Define
+ * BRAID_NCCL_NO_CUDA to never include CUDA headers.
  *
  * The declarations live in pieces this header includes, one per NCCL level, so that each
  * level's additions stay together: <braid/nccl/nccl_types.h> (types, result codes, flags,
@@ -40,8 +44,9 @@
 #include <cuda_fp8.h>
 #endif
 #else
-/* Identical to the CUDA runtime's own declaration, so mixing both headers is harmless. */
+/* Identical to the CUDA runtime's own declarations, so mixing both headers is harmless. */
 typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
 #endif
 
 #define NCCL_MAJOR 2
@@ -59,6 +64,7 @@ extern "C" {
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Types first: the functions of every level use them. */
 #include "braid/nccl/nccl_types.h"

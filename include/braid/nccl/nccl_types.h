@@ -28,7 +28,10 @@ typedef enum {
   ncclInvalidUsage = 5,
   ncclRemoteError = 6,
   ncclInProgress = 7,
-  ncclNumResults = 8
+  /* Since 2.30: an operation waited past its deadline (BRAID_TIMEOUT). Reported only to
+   * callers whose communicator config declares 2.30 or later; see docs/errors.md. */
+  ncclTimeout = 8,
+  ncclNumResults = 9
 } ncclResult_t;
 
 #define NCCL_CONFIG_UNDEF_INT INT_MIN
@@ -36,9 +39,15 @@ typedef enum {
 #define NCCL_SPLIT_NOCOLOR -1
 #define NCCL_UNDEF_FLOAT -1.0f
 
+/* The magic of every versioned struct's initializer (ncclConfig_t, ncclCollConfig_t, ...). */
+#define NCCL_API_MAGIC 0xcafebeef
+
 /* Flags of ncclCommWindowRegister. */
 #define NCCL_WIN_DEFAULT 0x00
 #define NCCL_WIN_COLL_SYMMETRIC 0x01
+#define NCCL_WIN_STRICT_ORDERING 0x02
+#define NCCL_WIN_GIN_ONLY 0x04
+#define NCCL_WIN_CFT_COUNTED 0x08
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
 
 /* Values of ncclConfig_t.CTAPolicy. */
@@ -53,12 +62,37 @@ typedef enum {
 /* Flags of ncclCommRevoke (must be 0). */
 #define NCCL_REVOKE_DEFAULT 0x00
 
+/* Values of ncclConfig_t.hostCftMode (2.31): host-side Compute Fabric Transport queries. */
+typedef enum {
+  ncclHostCftDefault = NCCL_CONFIG_UNDEF_INT,
+  ncclHostCftEnable = 1,
+  ncclHostCftDisable = 2,
+  ncclHostCftFallback = 3
+} ncclHostCftMode_t;
+
+/* Values of ncclConfig_t.nvlsHostMode (2.32): host NVLS components to disable (flags combine). */
+typedef enum {
+  ncclNvlsHostModeDefault = NCCL_CONFIG_UNDEF_INT,
+  ncclNvlsHostModeEnable = 0,
+  ncclNvlsHostModeDisableTransport = 1 << 0,
+  ncclNvlsHostModeDisableSymmetricMultimem = 1 << 1,
+  ncclNvlsHostModeDisable = INT_MAX
+} ncclNvlsHostMode_t;
+
+/* The NVIDIA level whose struct layouts this header carries. NCCL_CONFIG_INITIALIZER (and
+ * the other initializers) store it as `version`, which tells the library which fields the
+ * caller's struct has and that the caller knows the result codes of that level
+ * (ncclTimeout), even though NCCL_VERSION_CODE reports an older API level (see the top of
+ * nccl.h). NVIDIA's headers store NCCL_VERSION_CODE there, which means the same. */
+#define BRAID_NCCL_LAYOUT_CODE 23203
+
 /*
  * Communicator configuration. Always start from NCCL_CONFIG_INITIALIZER: the library
  * reads size/magic/version to know which fields the caller's header had, so a config
- * built against an older or newer header is accepted.
+ * built against an older or newer header is accepted. docs/design.md says what each
+ * field means in Braid.
  */
-typedef struct ncclConfig_v22800 {
+typedef struct ncclConfig_v23100 {
   /* Set by NCCL_CONFIG_INITIALIZER; never touched by users. */
   size_t size;
   unsigned int magic;
@@ -78,27 +112,45 @@ typedef struct ncclConfig_v22800 {
   int nvlsCTAs;
   int nChannelsPerNetPeer;
   int nvlinkCentricSched;
+  int graphUsageMode;      /* 2.29 */
+  int numRmaCtx;           /* 2.29 */
+  int maxP2pPeers;         /* 2.30 */
+  int graphStreamOrdering; /* 2.30.5 */
+  int launchOrderImplicit; /* 2.31 */
+  int numRmaSig;           /* 2.31 */
+  int rmaEagerInit;        /* 2.31 */
+  int hostCftMode;         /* 2.31 */
+  int nvlsHostMode;        /* 2.32 */
 } ncclConfig_t;
 
-#define NCCL_CONFIG_INITIALIZER                                                     \
-  {                                                                                 \
-    sizeof(ncclConfig_t),                                 /* size */                \
-        0xcafebeef,                                       /* magic */               \
-        NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */             \
-        NCCL_CONFIG_UNDEF_INT,                            /* blocking */            \
-        NCCL_CONFIG_UNDEF_INT,                            /* cgaClusterSize */      \
-        NCCL_CONFIG_UNDEF_INT,                            /* minCTAs */             \
-        NCCL_CONFIG_UNDEF_INT,                            /* maxCTAs */             \
-        NCCL_CONFIG_UNDEF_PTR,                            /* netName */             \
-        NCCL_CONFIG_UNDEF_INT,                            /* splitShare */          \
-        NCCL_CONFIG_UNDEF_INT,                            /* trafficClass */        \
-        NCCL_CONFIG_UNDEF_PTR,                            /* commName */            \
-        NCCL_CONFIG_UNDEF_INT,                            /* collnetEnable */       \
-        NCCL_CONFIG_UNDEF_INT,                            /* CTAPolicy */           \
-        NCCL_CONFIG_UNDEF_INT,                            /* shrinkShare */         \
-        NCCL_CONFIG_UNDEF_INT,                            /* nvlsCTAs */            \
-        NCCL_CONFIG_UNDEF_INT,                            /* nChannelsPerNetPeer */ \
-        NCCL_CONFIG_UNDEF_INT,                            /* nvlinkCentricSched */  \
+#define NCCL_CONFIG_INITIALIZER                           \
+  {                                                       \
+    sizeof(ncclConfig_t),       /* size */                \
+        NCCL_API_MAGIC,         /* magic */               \
+        BRAID_NCCL_LAYOUT_CODE, /* version */             \
+        NCCL_CONFIG_UNDEF_INT,  /* blocking */            \
+        NCCL_CONFIG_UNDEF_INT,  /* cgaClusterSize */      \
+        NCCL_CONFIG_UNDEF_INT,  /* minCTAs */             \
+        NCCL_CONFIG_UNDEF_INT,  /* maxCTAs */             \
+        NCCL_CONFIG_UNDEF_PTR,  /* netName */             \
+        NCCL_CONFIG_UNDEF_INT,  /* splitShare */          \
+        NCCL_CONFIG_UNDEF_INT,  /* trafficClass */        \
+        NCCL_CONFIG_UNDEF_PTR,  /* commName */            \
+        NCCL_CONFIG_UNDEF_INT,  /* collnetEnable */       \
+        NCCL_CONFIG_UNDEF_INT,  /* CTAPolicy */           \
+        NCCL_CONFIG_UNDEF_INT,  /* shrinkShare */         \
+        NCCL_CONFIG_UNDEF_INT,  /* nvlsCTAs */            \
+        NCCL_CONFIG_UNDEF_INT,  /* nChannelsPerNetPeer */ \
+        NCCL_CONFIG_UNDEF_INT,  /* nvlinkCentricSched */  \
+        NCCL_CONFIG_UNDEF_INT,  /* graphUsageMode */      \
+        NCCL_CONFIG_UNDEF_INT,  /* numRmaCtx */           \
+        NCCL_CONFIG_UNDEF_INT,  /* maxP2pPeers */         \
+        NCCL_CONFIG_UNDEF_INT,  /* graphStreamOrdering */ \
+        NCCL_CONFIG_UNDEF_INT,  /* launchOrderImplicit */ \
+        NCCL_CONFIG_UNDEF_INT,  /* numRmaSig */           \
+        NCCL_CONFIG_UNDEF_INT,  /* rmaEagerInit */        \
+        NCCL_CONFIG_UNDEF_INT,  /* hostCftMode */         \
+        NCCL_CONFIG_UNDEF_INT,  /* nvlsHostMode */        \
   }
 
 /* Result of ncclGroupSimulateEnd. */
