@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "util/format.h"
+#include "util/param.h"
 
 namespace braid {
 
@@ -39,9 +40,14 @@ std::vector<ConfFileEntry> parseConfFile(std::string_view text, std::vector<int>
 
 namespace {
 
+// Registered like every other parameter, but read from the environment alone: it says
+// which files the other parameters come from.
+const StringParam kConfFile("NCCL_CONF_FILE", "",
+                            "configuration file read before ~/.nccl.conf and /etc/nccl.conf (environment only)");
+
 std::vector<std::string> defaultConfFiles() {
   std::vector<std::string> files;
-  if (const char* explicitFile = std::getenv("NCCL_CONF_FILE"); explicitFile && *explicitFile) {
+  if (const char* explicitFile = std::getenv(kConfFile.name()); explicitFile && *explicitFile) {
     files.emplace_back(explicitFile);
   }
   if (const char* home = std::getenv("HOME"); home && *home) files.push_back(std::string(home) + "/.nccl.conf");

@@ -26,6 +26,27 @@ ParamBase::ParamBase(const char* name, ParamKind kind, const char* help) : name_
 
 const std::vector<const ParamBase*>& ParamBase::all() { return registry(); }
 
+const ParamBase* ParamBase::find(std::string_view name) {
+  for (const ParamBase* param : registry()) {
+    if (name == param->name()) return param;
+  }
+  return nullptr;
+}
+
+std::string ParamBase::origin(const EnvSource& env) const { return env.origin(name_); }
+
+const char* paramTypeName(ParamType type) {
+  switch (type) {
+    case ParamType::I32:
+      return "int32_t";
+    case ParamType::I64:
+      return "int64_t";
+    case ParamType::Str:
+      return "const char*";
+  }
+  return "?";
+}
+
 void ParamBase::warnOnce(const std::string& value, const std::string& why, const std::string& used) const {
   static std::mutex mutex;
   static std::set<std::string> reported;
@@ -84,6 +105,11 @@ IntParam::IntParam(const char* name, int64_t defaultValue, int64_t minValue, int
 
 std::string IntParam::defaultText() const { return std::to_string(default_); }
 
+ParamType IntParam::type() const {
+  bool fits32 = min_ >= INT32_MIN && max_ <= INT32_MAX && default_ >= INT32_MIN && default_ <= INT32_MAX;
+  return kind() == ParamKind::Int && fits32 ? ParamType::I32 : ParamType::I64;
+}
+
 std::optional<int64_t> IntParam::getIfSet(const EnvSource& env) const {
   std::optional<std::string> text = env.get(name());
   if (!text) return std::nullopt;
@@ -112,5 +138,6 @@ StringParam::StringParam(const char* name, const char* defaultValue, const char*
 std::string StringParam::get(const EnvSource& env) const { return env.get(name()).value_or(default_); }
 std::string StringParam::get() const { return get(EnvSource::process()); }
 bool StringParam::isSet() const { return EnvSource::process().get(name()).has_value(); }
+std::optional<std::string> StringParam::getIfSet(const EnvSource& env) const { return env.get(name()); }
 
 }  // namespace braid
