@@ -7,7 +7,7 @@
 
 int main(void) {
   int version = 0;
-  if (ncclGetVersion(&version) != ncclSuccess || version != NCCL_VERSION_CODE) return 1;
+  if (ncclGetVersion(&version) != ncclSuccess || version != BRAID_NCCL_LIBRARY_CODE) return 1;
   cudaStream_t stream = NULL;
   (void)stream;
   /* Braid's extensions link from C. */
