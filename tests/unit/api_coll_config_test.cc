@@ -212,6 +212,7 @@ TEST_F(ConfigCollectives, BadChoicesAreErrorsThatNameThem) {
 // later header (Braid's included), ncclRemoteError for an older one.
 ncclResult_t timedOutAllReduce(unsigned configVersion) {
   setenv("BRAID_TIMEOUT", "1", 1);
+  setenv("BRAID_BOOTSTRAP_TIMEOUT", "10", 1);  // a regression fails in seconds, not minutes
   ncclUniqueId id;
   EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess);
   ncclComm_t comms[2] = {};
@@ -224,8 +225,13 @@ ncclResult_t timedOutAllReduce(unsigned configVersion) {
   init(0);
   other.join();
   unsetenv("BRAID_TIMEOUT");
+  unsetenv("BRAID_BOOTSTRAP_TIMEOUT");
   float x[4] = {};
-  // Rank 1 never joins: rank 0 waits one second, then gives up.
+  // Both ranks run one all-reduce (which connects them), then rank 1 does not join the
+  // next: rank 0 waits one second, then gives up.
+  EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+  for (ncclComm_t comm : comms) EXPECT_EQ(ncclAllReduce(x, x, 4, ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
   ncclResult_t result = ncclAllReduce(x, x, 4, ncclFloat, ncclSum, comms[0], nullptr);
   std::string message = ncclGetLastError(comms[0]);
   EXPECT_NE(message.find("did not complete within BRAID_TIMEOUT=1 s"), std::string::npos) << message;
