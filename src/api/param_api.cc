@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/api_guard.h"
+#include "braid/params.h"
 #include "util/env.h"
 #include "util/param.h"
 
@@ -220,6 +221,30 @@ BRAID_API(void, ncclParamDumpAll, void) {
                  braid::paramTypeName(param->type()), param->currentText(env).c_str(), param->origin(env).c_str(),
                  param->defaultText().c_str(), param->help());
     }
+    return braid::okStatus();
+  });
+}
+
+// braid/params.h: a value set by the program, ahead of the environment and the files.
+extern "C" __attribute__((visibility("default"))) ncclResult_t braidParamSet(const char* key, const char* value) {
+  return api::apiCall("braidParamSet", nullptr, [&]() -> Status {
+    const ParamBase* param = nullptr;
+    BRAID_CHECK(entryByKey(key, "braidParamSet", &param));
+    if (std::strcmp(param->name(), "NCCL_CONF_FILE") == 0) {
+      return BRAID_ERROR(ncclInvalidArgument,
+                         "braidParamSet: NCCL_CONF_FILE is read from the environment alone (it names the first "
+                         "configuration file, read once)");
+    }
+    if (value && *value) {
+      if (std::string why = param->rejects(value); !why.empty()) {
+        return BRAID_ERROR(ncclInvalidArgument, "braidParamSet: %s=%s %s", param->name(), value, why.c_str());
+      }
+      braid::EnvSource::setByProgram(param->name(), std::string(value));
+    } else {
+      braid::EnvSource::setByProgram(param->name(), std::nullopt);
+    }
+    BRAID_INFO(braid::kLogEnv, "%s %s by braidParamSet", param->name(),
+               value && *value ? ("set to \"" + std::string(value) + "\"").c_str() : "unset");
     return braid::okStatus();
   });
 }

@@ -110,21 +110,29 @@ ParamType IntParam::type() const {
   return kind() == ParamKind::Int && fits32 ? ParamType::I32 : ParamType::I64;
 }
 
+std::string IntParam::rejects(const std::string& text) const {
+  int64_t value = 0;
+  bool parsed = kind() == ParamKind::Size ? parseSize(text, &value) : parseInt64(text, &value);
+  if (!parsed)
+    return kind() == ParamKind::Size ? "is not a size (bytes, optionally with K, M or G)" : "is not an integer";
+  if (value < min_ || value > max_) {
+    return strFormat("is outside [%lld, %lld]", static_cast<long long>(min_), static_cast<long long>(max_));
+  }
+  return std::string();
+}
+
 std::optional<int64_t> IntParam::getIfSet(const EnvSource& env) const {
   std::optional<std::string> text = env.get(name());
   if (!text) return std::nullopt;
-  int64_t value = 0;
-  bool parsed = kind() == ParamKind::Size ? parseSize(*text, &value) : parseInt64(*text, &value);
-  if (!parsed) {
-    warnOnce(*text,
-             kind() == ParamKind::Size ? "is not a size (bytes, optionally with K, M or G)" : "is not an integer",
-             "the default " + std::to_string(default_));
+  if (std::string why = rejects(*text); !why.empty()) {
+    warnOnce(*text, why, "the default " + std::to_string(default_));
     return std::nullopt;
   }
-  if (value < min_ || value > max_) {
-    warnOnce(*text, strFormat("is outside [%lld, %lld]", static_cast<long long>(min_), static_cast<long long>(max_)),
-             "the default " + std::to_string(default_));
-    return std::nullopt;
+  int64_t value = 0;
+  if (kind() == ParamKind::Size) {
+    parseSize(*text, &value);
+  } else {
+    parseInt64(*text, &value);
   }
   return value;
 }

@@ -38,6 +38,8 @@ class ParamBase {
   // reads as the default), and where it comes from ("environment", a file, "default").
   virtual std::string currentText(const EnvSource& env) const = 0;
   std::string origin(const EnvSource& env) const;
+  // Empty when `text` is a valid value of the parameter, else why not ("is not an integer").
+  virtual std::string rejects(const std::string& text) const = 0;
 
   // Every parameter declared in the program, in declaration order (for documentation).
   static const std::vector<const ParamBase*>& all();
@@ -68,6 +70,7 @@ class IntParam : public ParamBase {
   std::string defaultText() const override;
   ParamType type() const override;
   std::string currentText(const EnvSource& env) const override { return std::to_string(get(env)); }
+  std::string rejects(const std::string& text) const override;
 
  private:
   int64_t default_;
@@ -86,6 +89,7 @@ class StringParam : public ParamBase {
   std::string defaultText() const override { return default_; }
   ParamType type() const override { return ParamType::Str; }
   std::string currentText(const EnvSource& env) const override { return get(env); }
+  std::string rejects(const std::string&) const override { return std::string(); }
 
  private:
   const char* default_;

@@ -1,6 +1,7 @@
 /* Braid's public headers compile as strict C without CUDA, and link. */
 #include <braid/host_mode.h>
 #include <braid/launch.h>
+#include <braid/params.h>
 #include <braid/version.h>
 #include <nccl.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@ int main(void) {
   /* Braid's extensions link from C. */
   ncclResult_t (*initHost)(ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*) = braidCommInitRankHost;
   if (!initHost) return 1;
+  if (braidParamSet("NCCL_NO_SUCH_PARAMETER", "1") != ncclInvalidArgument) return 1;
   printf("NCCL API %d, Braid %s\n", version, braidVersionString());
   return 0;
 }

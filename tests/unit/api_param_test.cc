@@ -12,7 +12,9 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "braid/params.h"
 #include "nccl.h"
 #include "util/log.h"
 
@@ -225,6 +227,69 @@ TEST(ParamApi, DumpAllLogsEveryParameterWithItsOrigin) {
       << text.str();
   EXPECT_NE(text.str().find("NCCL_BUFFSIZE (int64_t) = \"4194304\" from default"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("NCCL_DEBUG (const char*) = \"INFO\" from environment"), std::string::npos) << text.str();
+}
+
+// braidParamSet: a value set by the program wins over the environment, shows in the
+// parameter API with its origin, and is what the next communicator uses.
+TEST(ParamApi, BraidParamSetChangesWhatTheNextCommunicatorUses) {
+  ScopedEnv env("NCCL_ALGO", "ring");
+  ASSERT_EQ(braidParamSet("NCCL_ALGO", "tree"), ncclSuccess) << lastError();
+  const char* text = nullptr;
+  EXPECT_EQ(ncclParamGetStr(bind("NCCL_ALGO"), &text), ncclSuccess);
+  EXPECT_STREQ(text, "tree");
+
+  std::string path = "/tmp/braid-paramset-" + std::to_string(getpid()) + ".log";
+  setenv("NCCL_DEBUG", "TRACE", 1);
+  setenv("NCCL_DEBUG_SUBSYS", "ENV,TUNING", 1);
+  setenv("NCCL_DEBUG_FILE", path.c_str(), 1);
+  braid::logReset();
+  ncclParamDumpAll();
+  ncclComm_t comms[2] = {};
+  ASSERT_EQ(ncclCommInitAll(comms, 2, nullptr), ncclSuccess) << lastError();
+  std::vector<float> a(4096, 1.0f), b(4096, 2.0f);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(a.data(), a.data(), a.size(), ncclFloat, ncclSum, comms[0], nullptr), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(b.data(), b.data(), b.size(), ncclFloat, ncclSum, comms[1], nullptr), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
+  EXPECT_EQ(a[100], 3.0f);
+  for (ncclComm_t comm : comms) EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  unsetenv("NCCL_DEBUG");
+  unsetenv("NCCL_DEBUG_SUBSYS");
+  unsetenv("NCCL_DEBUG_FILE");
+  braid::logReset();
+  std::ifstream in(path);
+  std::stringstream log;
+  log << in.rdbuf();
+  std::remove(path.c_str());
+  EXPECT_NE(log.str().find("NCCL_ALGO (const char*) = \"tree\" from braidParamSet"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("AllReduce of 16384 bytes: Tree/"), std::string::npos) << log.str();
+
+  // NULL (or "") removes it: the environment counts again.
+  ASSERT_EQ(braidParamSet("NCCL_ALGO", nullptr), ncclSuccess);
+  EXPECT_EQ(ncclParamGetStr(bind("NCCL_ALGO"), &text), ncclSuccess);
+  EXPECT_STREQ(text, "ring");
+  ASSERT_EQ(braidParamSet("NCCL_SOCKET_NTHREADS", "2"), ncclSuccess);
+  int32_t threads = 0;
+  EXPECT_EQ(ncclParamGetI32(bind("NCCL_SOCKET_NTHREADS"), &threads), ncclSuccess);
+  EXPECT_EQ(threads, 2);
+  ASSERT_EQ(braidParamSet("NCCL_SOCKET_NTHREADS", ""), ncclSuccess);
+  EXPECT_EQ(ncclParamGetI32(bind("NCCL_SOCKET_NTHREADS"), &threads), ncclSuccess);
+  EXPECT_EQ(threads, 0);
+}
+
+TEST(ParamApi, BraidParamSetRefusesBadValuesAndKeys) {
+  EXPECT_EQ(braidParamSet("NCCL_BUFFSIZE", "lots"), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("NCCL_BUFFSIZE=lots is not a size"), std::string::npos) << lastError();
+  EXPECT_EQ(braidParamSet("NCCL_IB_SL", "99"), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("NCCL_IB_SL=99 is outside [0, 15]"), std::string::npos) << lastError();
+  EXPECT_EQ(braidParamSet("NCCL_NOT_A_THING", "1"), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("\"NCCL_NOT_A_THING\" is not a parameter"), std::string::npos) << lastError();
+  EXPECT_EQ(braidParamSet(nullptr, "1"), ncclInvalidArgument);
+  EXPECT_EQ(braidParamSet("NCCL_CONF_FILE", "/tmp/x.conf"), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("environment alone"), std::string::npos) << lastError();
+  int64_t buffsize = 0;
+  EXPECT_EQ(ncclParamGetI64(bind("NCCL_BUFFSIZE"), &buffsize), ncclSuccess);
+  EXPECT_EQ(buffsize, 4 << 20) << "a refused value changes nothing";
 }
 
 }  // namespace
