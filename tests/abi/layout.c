@@ -93,6 +93,37 @@ int main(void) {
 #if ABI_LEVEL >= 23000
   SHOW(sizeof(ncclParamHandle_t));
 #endif
+  /* Types of functions other parts of Braid add: checked once Braid's header has them
+     (CMake sets ABI_HAVE_* by compiling against it, for both builds alike). */
+#if ABI_LEVEL >= 22900 && defined(ABI_HAVE_ONE_SIDED)
+  SHOW(sizeof(ncclWaitSignalDesc_t));
+  SHOW(offsetof(ncclWaitSignalDesc_t, opCnt));
+  SHOW(offsetof(ncclWaitSignalDesc_t, peer));
+  SHOW(offsetof(ncclWaitSignalDesc_t, sigIdx));
+  SHOW(offsetof(ncclWaitSignalDesc_t, ctx));
+#endif
+#if ABI_LEVEL >= 22907 && defined(ABI_HAVE_MEM_STATS)
+  SHOW(NCCL_SUSPEND_MEM);
+  SHOW(sizeof(ncclCommMemStat_t));
+  SHOW(ncclStatGpuMemSuspend);
+  SHOW(ncclStatGpuMemSuspended);
+  SHOW(ncclStatGpuMemPersist);
+  SHOW(ncclStatGpuMemTotal);
+#endif
+#if ABI_LEVEL >= 23200 && defined(ABI_HAVE_ENCRYPTION)
+  SHOW(sizeof(ncclEncryptionConfig_t));
+  SHOW(offsetof(ncclEncryptionConfig_t, mode));
+  SHOW(offsetof(ncclEncryptionConfig_t, psk));
+  SHOW(NCCL_ENCRYPTION_MODE_NONE);
+  SHOW(NCCL_ENCRYPTION_MODE_PSK);
+  {
+    ncclEncryptionConfig_t encryption = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+    SHOW(encryption.size);
+    SHOW(encryption.magic);
+    SHOW(encryption.mode);
+    SHOW(encryption.psk == NULL);
+  }
+#endif
 #if ABI_LEVEL >= 23100
   /* ncclCollConfig_t: 2.31's struct ends at userProfilerTag, 2.32's at launchCompletionEvent. */
 #if ABI_LEVEL >= 23200
