@@ -226,13 +226,15 @@ ncclResult_t timedOutAllReduce(unsigned configVersion) {
   other.join();
   unsetenv("BRAID_TIMEOUT");
   unsetenv("BRAID_BOOTSTRAP_TIMEOUT");
-  float x[4] = {};
+  float x[2][4] = {};  // each rank its own buffer
   // Both ranks run one all-reduce (which connects them), then rank 1 does not join the
   // next: rank 0 waits one second, then gives up.
   EXPECT_EQ(ncclGroupStart(), ncclSuccess);
-  for (ncclComm_t comm : comms) EXPECT_EQ(ncclAllReduce(x, x, 4, ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ncclAllReduce(x[r], x[r], 4, ncclFloat, ncclSum, comms[r], nullptr), ncclSuccess);
+  }
   EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
-  ncclResult_t result = ncclAllReduce(x, x, 4, ncclFloat, ncclSum, comms[0], nullptr);
+  ncclResult_t result = ncclAllReduce(x[0], x[0], 4, ncclFloat, ncclSum, comms[0], nullptr);
   std::string message = ncclGetLastError(comms[0]);
   EXPECT_NE(message.find("did not complete within BRAID_TIMEOUT=1 s"), std::string::npos) << message;
   ncclResult_t async = ncclSuccess;
