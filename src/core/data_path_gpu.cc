@@ -47,6 +47,7 @@ Status DataPath::initGpu() {
   config.rank = comm_.rank;
   config.nranks = comm_.nranks;
   config.timeoutSec = settings_.timeoutSec;
+  config.timeoutResult = settings_.timeoutResult;
   config.abort = &comm_.abortFlag;
   config.onFailure = [this](Status failure) { failAsync(std::move(failure)); };
   config.netBegin = [this]() {
