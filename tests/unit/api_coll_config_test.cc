@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "last_error.h"
 #include "nccl.h"
 #include "util/log.h"
 
@@ -20,7 +21,7 @@ namespace {
 
 constexpr int kRanks = 4;
 
-std::string lastError() { return ncclGetLastError(nullptr); }
+using braid::test::lastError;
 
 class ConfigCollectives : public ::testing::Test {
  protected:

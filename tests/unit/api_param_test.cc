@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "braid/params.h"
+#include "last_error.h"
 #include "nccl.h"
 #include "util/log.h"
 
 namespace {
 
-std::string lastError() { return ncclGetLastError(nullptr); }
+using braid::test::lastError;
 
 ncclParamHandle_t bind(const char* key) {
   ncclParamHandle_t h = nullptr;

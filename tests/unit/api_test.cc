@@ -10,11 +10,12 @@
 #include "braid/host_mode.h"
 #include "braid/version.h"
 #include "core/cuda_device.h"
+#include "last_error.h"
 #include "nccl.h"
 
 namespace {
 
-std::string lastError() { return ncclGetLastError(nullptr); }
+using braid::test::lastError;
 
 ncclComm_t makeOneRankComm() {
   ncclUniqueId id;
