@@ -54,6 +54,7 @@ extern "C" {
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Opaque communicator handle. */
 typedef struct ncclComm* ncclComm_t;
@@ -395,6 +396,49 @@ ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, in
                        cudaStream_t stream);
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream);
+
+/*
+ * Communicator lifecycle added in NCCL 2.29 and 2.29.7 (NVIDIA's signatures and values).
+ */
+
+/* 2.29: an id for growing this communicator with ncclCommGrow. One rank (the coordinator)
+ * calls it and hands the id to the new ranks; it makes no new id while its previous one is
+ * unused, and each id serves one grow. */
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+
+/* 2.29: a new communicator of nRanks ranks: the existing ranks keep their numbers
+ * (comm = parent, rank = -1, uniqueId = NULL except on the coordinator), the new ranks
+ * take the others (comm = NULL, uniqueId = the coordinator's id, rank = >= parent size).
+ * config NULL: the parent's configuration (existing ranks) or the default (new ranks). */
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                          ncclConfig_t* config);
+ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                           ncclConfig_t* config);
+
+/* 2.29.7: flags of ncclCommSuspend. */
+#define NCCL_SUSPEND_MEM 0x01 /* release the communicator's dynamic memory */
+
+/* 2.29.7: every rank releases the communicator's buffers; the membership stays. No
+ * operation may run on a suspended communicator. */
+ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
+ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags);
+
+/* 2.29.7: makes a suspended communicator usable again. */
+ncclResult_t ncclCommResume(ncclComm_t comm);
+ncclResult_t pncclCommResume(ncclComm_t comm);
+
+/* 2.29.7: what ncclCommMemStats reports. */
+typedef enum {
+  ncclStatGpuMemSuspend = 0,   /* memory held that ncclCommSuspend releases (bytes) */
+  ncclStatGpuMemSuspended = 1, /* 1 while suspended, else 0 */
+  ncclStatGpuMemPersist = 2,   /* memory held that ncclCommSuspend keeps (bytes) */
+  ncclStatGpuMemTotal = 3      /* all memory the communicator tracks (bytes) */
+} ncclCommMemStat_t;
+
+/* 2.29.7: one of the communicator's memory statistics. */
+ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
+ncclResult_t pncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
 
 /*
  * Groups. Calls between ncclGroupStart and ncclGroupEnd are gathered and started together

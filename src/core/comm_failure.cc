@@ -1,5 +1,10 @@
 #include "core/comm_failure.h"
 
+#include <chrono>
+#include <thread>
+
+#include "core/watchdog.h"
+#include "util/format.h"
 #include "util/log.h"
 
 namespace braid {
@@ -24,6 +29,45 @@ void markPeerLost(Comm* comm, const std::string& reason) {
 std::string peerLostReason(Comm* comm) {
   std::lock_guard<std::mutex> lock(comm->errorMutex);
   return comm->remoteFailure;
+}
+
+bool markRevoked(Comm* comm, const std::string& reason, int byRank) {
+  {
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    if (!comm->revokeReason.empty()) return false;
+    comm->revokeReason = reason;
+    comm->revokedBy = byRank;
+  }
+  comm->revoked.store(true);
+  comm->abortFlag.store(true);  // the operations in flight stop
+  LogRankScope scope(comm->rank);
+  BRAID_INFO(kLogInit, "comm %p: %s", static_cast<void*>(comm), reason.c_str());
+  return true;
+}
+
+Status revokedStatus(Comm* comm, const char* what) {
+  std::lock_guard<std::mutex> lock(comm->errorMutex);
+  ncclResult_t code = comm->revokedBy == comm->rank ? ncclInvalidUsage : ncclRemoteError;
+  return Status(code, strFormat("%s was stopped: %s", what, comm->revokeReason.c_str()));
+}
+
+Status failOperation(Comm* comm, Status result, int verdictWaitMs) {
+  if (comm->revoked.load()) return revokedStatus(comm, "the operation");
+  std::string lost = peerLostReason(comm);
+  for (int i = 0; i < verdictWaitMs && lost.empty() && comm->watchdog; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lost = peerLostReason(comm);
+  }
+  if (!lost.empty()) {
+    // Another rank is gone: that is the cause, not the waits it ended.
+    result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());
+  } else if (comm->watchdog) {
+    comm->watchdog->reportFailure(comm->bootstrap->peers()[static_cast<size_t>(comm->rank)].describe() +
+                                  " failed: " + result.message());
+  }
+  comm->asyncError.store(result.code());
+  comm->abortFlag.store(true);  // the peers' state is unknown now: fail fast from here on
+  return result;
 }
 
 }  // namespace braid
