@@ -20,6 +20,7 @@
 
 namespace braid {
 class DataPath;
+class RootCancel;
 class Watchdog;
 }  // namespace braid
 
@@ -72,8 +73,9 @@ struct ncclComm {
   std::string revokeReason;  // who revoked the communicator (empty until revoked)
   int revokedBy = -1;        // that rank
   // The bytes of the id ncclCommGetUniqueId made on this rank that no ncclCommGrow has
-  // used yet (empty: none outstanding).
+  // used yet (empty: none outstanding), and the means to end its root early.
   std::string pendingGrowId;
+  std::shared_ptr<braid::RootCancel> pendingGrowRoot;
 
   // Tells the other ranks when this one fails, and this one when another is lost
   // (declared last: stopped first, before anything its callback touches goes).

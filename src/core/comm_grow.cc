@@ -42,12 +42,19 @@ Status runGrowExisting(Comm* parent, Comm* child, GrowVote mine, CommConfig chil
     if (!gathered.ok()) return gathered.addContext(strFormat("%s: agreeing with the other existing ranks", fn));
   }
   GrowDecision decision;
-  BRAID_CHECK(decideGrow(votes, parent->commHash, parent->nranks, &decision));
-  if (decision.coordinator == parent->rank) {
-    // Consumed: the join below starts, whatever becomes of it.
+  Status decided = decideGrow(votes, parent->commHash, parent->nranks, &decision);
+  if (!decided.ok() || decision.coordinator == parent->rank) {
+    // This rank's id is used up: by the join below, whatever becomes of it, or by this
+    // failed grow, whose new ranks (waiting at this rank's root) then hear why at once.
     std::lock_guard<std::mutex> lock(parent->errorMutex);
+    if (!decided.ok() && parent->pendingGrowRoot) {
+      parent->pendingGrowRoot->cancel(
+          decided.code(), "the existing ranks of the communicator being grown could not agree: " + decided.message());
+    }
     parent->pendingGrowId.clear();
+    parent->pendingGrowRoot.reset();
   }
+  BRAID_CHECK(decided);
   InitRequest request;
   request.apiName = fn;
   request.nranks = mine.nRanks;
@@ -150,13 +157,15 @@ Status makeGrowUniqueId(Comm* comm, ncclUniqueId* id) {
     }
   }
   UniqueIdContents contents;
-  BRAID_CHECK(startBootstrapRoot(&contents));
+  auto cancel = std::make_shared<RootCancel>();
+  BRAID_CHECK(startBootstrapRoot(&contents, {}, cancel));
   contents.forGrow = true;
   contents.grow.parentHash = comm->commHash;
   contents.grow.parentRanks = comm->nranks;
   encodeUniqueId(contents, id);
   std::lock_guard<std::mutex> lock(comm->errorMutex);
   comm->pendingGrowId.assign(id->internal, NCCL_UNIQUE_ID_BYTES);
+  comm->pendingGrowRoot = std::move(cancel);
   LogRankScope scope(comm->rank);
   BRAID_INFO(kLogInit, "%s: rank %d made an id to grow comm %p (%d ranks) at %s", fn, comm->rank,
              static_cast<void*>(comm), comm->nranks, contents.root.toString().c_str());

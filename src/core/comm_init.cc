@@ -155,7 +155,7 @@ Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
   return okStatus();
 }
 
-Status startBootstrapRoot(UniqueIdContents* out, std::function<void()> onRootDone) {
+Status startBootstrapRoot(UniqueIdContents* out, std::function<void()> onRootDone, std::shared_ptr<RootCancel> cancel) {
   logVersionOnce();
   UniqueIdContents contents;
   NetInterface iface;
@@ -180,7 +180,7 @@ Status startBootstrapRoot(UniqueIdContents* out, std::function<void()> onRootDon
   listener.setDisplayAddress(contents.root);
   BRAID_INFO(kLogBootstrap, "bootstrap root listening on %s%s%s", contents.root.toString().c_str(),
              also.empty() ? "" : "; ranks that cannot reach it try ", also.c_str());
-  launchRootThread(std::move(listener), contents, bootstrapTimeoutSeconds(), std::move(onRootDone));
+  launchRootThread(std::move(listener), contents, bootstrapTimeoutSeconds(), std::move(onRootDone), std::move(cancel));
   *out = contents;
   return okStatus();
 }
@@ -318,6 +318,11 @@ Status destroyComm(Comm* comm, bool abort) {
   }
   if (abort || comm->asyncError.load() == ncclInProgress) comm->abortFlag.store(true);
   if (comm->initThread.joinable()) comm->initThread.join();
+  // New ranks waiting to grow this communicator with an id of this rank hear why at once.
+  if (comm->pendingGrowRoot) {
+    comm->pendingGrowRoot->cancel(ncclInvalidUsage,
+                                  "the communicator to grow was destroyed before an ncclCommGrow used this id");
+  }
   // Ranks still waiting for this one hear why at once (no news if it failed already).
   if (abort && comm->watchdog) comm->watchdog->reportFailure(selfDescription(comm) + " aborted its communicator");
   if (!waitForCalls(comm, kAbortWaitSeconds)) {

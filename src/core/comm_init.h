@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"
 #include "core/comm.h"
 #include "core/execution_mode.h"
@@ -17,8 +18,9 @@ namespace braid {
 // under NCCL_COMM_ID, where no root runs yet.
 Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone = {});
 // Starts a bootstrap root on this host (whatever NCCL_COMM_ID says) and fills `contents`
-// with its address and secret; the caller encodes the id.
-Status startBootstrapRoot(UniqueIdContents* contents, std::function<void()> onRootDone = {});
+// with its address and secret; the caller encodes the id. `cancel` may end it early.
+Status startBootstrapRoot(UniqueIdContents* contents, std::function<void()> onRootDone = {},
+                          std::shared_ptr<RootCancel> cancel = {});
 
 // Fails as init would when NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY leave no interface.
 // braidCommInitFromEnv checks this before the rendezvous, so that every rank with the bad

@@ -72,20 +72,40 @@ TEST(Grow, TwoRanksGrowToFourAndReduceExactly) {
   expectAllSucceeded(results);
 }
 
-// args: id, case. Two ranks of one communicator call ncclCommGrow wrongly; both must get
-// the same named error promptly (no new rank is started: a correct grow would wait).
+// args: id, case, scratch dir. Two ranks of one communicator call ncclCommGrow wrongly;
+// both must get the same named error promptly. In "disagree" a new rank (child 2) waits at
+// the coordinator's root: it hears the existing ranks' reason at once too.
 BRAID_CHILD_SCENARIO(grow_mistakes) {
   const std::string& which = ctx.args[1];
-  ncclComm_t comm = nullptr;
-  CHILD_OK(ncclCommInitRank(&comm, 2, argToId(ctx.args[0]), ctx.index));
+  const std::string& dir = ctx.args[2];
   ncclUniqueId id{};
   ncclComm_t grown = nullptr;
+  if (ctx.index == 2) {
+    CHILD_CHECK(awaitFile(dir, "grow.id", &id, sizeof(id), 30));
+    auto start = Clock::now();
+    ncclResult_t result = ncclCommGrow(nullptr, 4, &id, 3, &grown, nullptr);
+    std::string why = ncclGetLastError(nullptr);
+    std::printf("new rank: grow ended after %.2f s with %d: %s\n", secondsSince(start), result, why.c_str());
+    CHILD_CHECK(result == ncclInvalidArgument && grown == nullptr);
+    CHILD_CHECK(why.find("could not agree") != std::string::npos &&
+                why.find("disagree on nRanks") != std::string::npos);
+    CHILD_CHECK(secondsSince(start) < 5);
+    return 0;
+  }
+  ncclComm_t comm = nullptr;
+  CHILD_OK(ncclCommInitRank(&comm, 2, argToId(ctx.args[0]), ctx.index));
   auto start = Clock::now();
   if (which == "disagree") {
-    if (ctx.index == 0) CHILD_OK(ncclCommGetUniqueId(comm, &id));
+    if (ctx.index == 0) {
+      CHILD_OK(ncclCommGetUniqueId(comm, &id));
+      CHILD_CHECK(publishFile(dir, "grow.id", &id, sizeof(id)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the new rank is at the root by then
+    }
     CHILD_EXPECT_RESULT(ncclCommGrow(comm, ctx.index == 0 ? 3 : 4, ctx.index == 0 ? &id : nullptr, -1, &grown, nullptr),
                         ncclInvalidArgument);
     CHILD_CHECK(std::string(ncclGetLastError(nullptr)).find("disagree on nRanks") != std::string::npos);
+    // The failed grow used the id up: the coordinator may make another.
+    if (ctx.index == 0) CHILD_OK(ncclCommGetUniqueId(comm, &id));
   } else if (which == "failed") {
     if (ctx.index == 1) raise(SIGKILL);
     ncclResult_t state = ncclSuccess;
@@ -107,13 +127,16 @@ BRAID_CHILD_SCENARIO(grow_mistakes) {
   return 0;
 }
 
-TEST(Grow, ExistingRanksThatDisagreeOnNRanksBothFail) {
-  auto results = runScenario("grow_mistakes", 2, {idToArg(freshId()), "disagree"}, 60);
+TEST(Grow, ExistingRanksThatDisagreeOnNRanksFailAndTheNewRankHearsWhy) {
+  std::string dir = makeScratchDir();
+  ASSERT_FALSE(dir.empty());
+  auto results = runScenario("grow_mistakes", 3, {idToArg(freshId()), "disagree", dir}, 60);
+  removeScratchDir(dir);
   expectAllSucceeded(results);
 }
 
 TEST(Grow, AFailedCommunicatorDoesNotGrow) {
-  auto results = runScenario("grow_mistakes", 2, {idToArg(freshId()), "failed"}, 60);
+  auto results = runScenario("grow_mistakes", 2, {idToArg(freshId()), "failed", "unused"}, 60);
   EXPECT_TRUE(results[0].succeeded()) << results[0].describe();
   EXPECT_EQ(results[1].signal, SIGKILL) << results[1].describe();
 }
