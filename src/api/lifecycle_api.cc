@@ -1,5 +1,7 @@
 // The communicator lifecycle functions of NCCL 2.29 and 2.29.7: ncclCommGetUniqueId,
 // ncclCommGrow, ncclCommSuspend, ncclCommResume, ncclCommMemStats.
+#include <cstring>
+
 #include "api/api_guard.h"
 #include "core/comm_init.h"
 #include "core/comm_lifecycle.h"
@@ -56,8 +58,12 @@ BRAID_API(ncclResult_t, ncclCommResume, ncclComm_t comm) {
 }
 
 BRAID_API(ncclResult_t, ncclCommMemStats, ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value) {
+  // A C caller may pass any int: read it as one, never as the enum (whose range it may leave).
+  static_assert(sizeof(stat) == sizeof(int), "ncclCommMemStat_t is an int in C");
+  int kind = 0;
+  std::memcpy(&kind, &stat, sizeof(kind));
   return api::apiCall("ncclCommMemStats", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommMemStats"));
-    return braid::commMemStat(comm, stat, value);
+    return braid::commMemStat(comm, kind, value);
   });
 }

@@ -318,10 +318,13 @@ Status destroyComm(Comm* comm, bool abort) {
   }
   if (abort || comm->asyncError.load() == ncclInProgress) comm->abortFlag.store(true);
   if (comm->initThread.joinable()) comm->initThread.join();
-  // New ranks waiting to grow this communicator with an id of this rank hear why at once.
-  if (comm->pendingGrowRoot) {
-    comm->pendingGrowRoot->cancel(ncclInvalidUsage,
-                                  "the communicator to grow was destroyed before an ncclCommGrow used this id");
+  {
+    // New ranks waiting to grow this communicator with an id of this rank hear why at once.
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    if (comm->pendingGrowRoot) {
+      comm->pendingGrowRoot->cancel(ncclInvalidUsage,
+                                    "the communicator to grow was destroyed before an ncclCommGrow used this id");
+    }
   }
   // Ranks still waiting for this one hear why at once (no news if it failed already).
   if (abort && comm->watchdog) comm->watchdog->reportFailure(selfDescription(comm) + " aborted its communicator");

@@ -44,7 +44,7 @@ Status decideGrow(const std::vector<GrowVote>& votes, uint64_t parentHash, int p
 Status suspendComm(Comm* comm, int flags);
 Status resumeComm(Comm* comm);
 
-// ncclCommMemStats.
-Status commMemStat(Comm* comm, ncclCommMemStat_t stat, uint64_t* value);
+// ncclCommMemStats; `stat` is the caller's ncclCommMemStat_t as an int (it may be none).
+Status commMemStat(Comm* comm, int stat, uint64_t* value);
 
 }  // namespace braid

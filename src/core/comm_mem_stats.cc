@@ -12,12 +12,11 @@
 
 namespace braid {
 
-Status commMemStat(Comm* comm, ncclCommMemStat_t stat, uint64_t* value) {
+Status commMemStat(Comm* comm, int stat, uint64_t* value) {
   const char* fn = "ncclCommMemStats";
   if (!value) return BRAID_ERROR(ncclInvalidArgument, "%s: value is NULL", fn);
-  int kind = static_cast<int>(stat);
-  if (kind < ncclStatGpuMemSuspend || kind > ncclStatGpuMemTotal) {
-    return BRAID_ERROR(ncclInvalidArgument, "%s: stat=%d is not an ncclCommMemStat_t (0..3)", fn, kind);
+  if (stat < ncclStatGpuMemSuspend || stat > ncclStatGpuMemTotal) {
+    return BRAID_ERROR(ncclInvalidArgument, "%s: stat=%d is not an ncclCommMemStat_t (0..3)", fn, stat);
   }
   if (comm->asyncError.load() == ncclInProgress || !comm->dataPath) {
     return BRAID_ERROR(ncclInvalidUsage,
@@ -39,7 +38,7 @@ Status commMemStat(Comm* comm, ncclCommMemStat_t stat, uint64_t* value) {
     case ncclStatGpuMemPersist:
       *value = persistent;
       break;
-    case ncclStatGpuMemTotal:
+    default:  // ncclStatGpuMemTotal
       *value = releasable + persistent;
       break;
   }

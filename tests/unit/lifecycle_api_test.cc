@@ -167,6 +167,18 @@ TEST(Suspend, ArgumentsStatesAndStatistics) {
   EXPECT_EQ(ncclCommSuspend(nullptr, NCCL_SUSPEND_MEM), ncclInvalidArgument);
   EXPECT_EQ(ncclCommResume(nullptr), ncclInvalidArgument);
   EXPECT_EQ(ncclCommMemStats(nullptr, ncclStatGpuMemTotal, &value), ncclInvalidArgument);
+  // A handle that is no live communicator is named as such by every one of them.
+  auto bogus = reinterpret_cast<ncclComm_t>(0x1234);
+  ncclUniqueId id;
+  ncclComm_t grown = nullptr;
+  EXPECT_EQ(ncclCommSuspend(bogus, NCCL_SUSPEND_MEM), ncclInvalidArgument);
+  EXPECT_TRUE(says("is not a live communicator")) << lastError();
+  EXPECT_EQ(ncclCommResume(bogus), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommMemStats(bogus, ncclStatGpuMemTotal, &value), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommGetUniqueId(bogus, &id), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommGrow(bogus, 2, nullptr, -1, &grown, nullptr), ncclInvalidArgument);
+  EXPECT_TRUE(says("is not a live communicator")) << lastError();
+  EXPECT_EQ(ncclCommRevoke(bogus, NCCL_REVOKE_DEFAULT), ncclInvalidArgument);
   EXPECT_EQ(ncclCommSuspend(comm, 0), ncclInvalidArgument);
   EXPECT_TRUE(says("flags=0 suspends nothing")) << lastError();
   EXPECT_EQ(ncclCommSuspend(comm, NCCL_SUSPEND_MEM | 0x4), ncclInvalidArgument);
@@ -200,6 +212,41 @@ TEST(Suspend, ArgumentsStatesAndStatistics) {
   // A suspended communicator can still be destroyed.
   EXPECT_EQ(ncclCommSuspend(comm, NCCL_SUSPEND_MEM), ncclSuccess) << lastError();
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Suspend and resume are collective: one thread driving both ranks of a process suspends
+// them inside one group, as it initialized them.
+TEST(Suspend, OneThreadSuspendsAndResumesTwoRanksInAGroup) {
+  ncclComm_t comms[2] = {nullptr, nullptr};
+  ASSERT_EQ(ncclCommInitAll(comms, 2, nullptr), ncclSuccess) << lastError();
+  auto reduce = [&](int expected) {
+    std::vector<int> a(5000, 1), b(5000, 2);
+    EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+    EXPECT_EQ(ncclAllReduce(a.data(), a.data(), a.size(), ncclInt32, ncclSum, comms[0], nullptr), ncclSuccess);
+    EXPECT_EQ(ncclAllReduce(b.data(), b.data(), b.size(), ncclInt32, ncclSum, comms[1], nullptr), ncclSuccess);
+    EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
+    EXPECT_EQ(a[4999], expected);
+    EXPECT_EQ(b[0], expected);
+  };
+  reduce(3);
+  uint64_t held = 0, now = 0;
+  ASSERT_EQ(ncclCommMemStats(comms[0], ncclStatGpuMemSuspend, &held), ncclSuccess);
+  EXPECT_GT(held, 0u);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclCommSuspend(comms[0], NCCL_SUSPEND_MEM), ncclSuccess);
+  EXPECT_EQ(ncclCommSuspend(comms[1], NCCL_SUSPEND_MEM), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
+  ASSERT_EQ(ncclCommMemStats(comms[0], ncclStatGpuMemTotal, &now), ncclSuccess);
+  EXPECT_EQ(now, 0u);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclCommResume(comms[0]), ncclSuccess);
+  EXPECT_EQ(ncclCommResume(comms[1]), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
+  reduce(3);
+  ASSERT_EQ(ncclCommMemStats(comms[0], ncclStatGpuMemSuspend, &now), ncclSuccess);
+  EXPECT_EQ(now, held);
+  EXPECT_EQ(ncclCommDestroy(comms[0]), ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(comms[1]), ncclSuccess);
 }
 
 TEST(Revoke, RulesAfterARevoke) {
