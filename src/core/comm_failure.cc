@@ -17,8 +17,12 @@ void markPeerLost(Comm* comm, const std::string& reason) {
     // ncclGetLastError(comm) says why, for callers that only poll ncclCommGetAsyncError.
     comm->lastError = reason;
   }
-  ncclResult_t expected = ncclSuccess;
-  comm->asyncError.compare_exchange_strong(expected, ncclRemoteError);
+  // Also while the init is still finishing (ncclInProgress: the watchdog starts before
+  // init returns): the init's success must not hide it (see runJob).
+  ncclResult_t current = comm->asyncError.load();
+  while ((current == ncclSuccess || current == ncclInProgress) &&
+         !comm->asyncError.compare_exchange_weak(current, ncclRemoteError)) {
+  }
   comm->abortFlag.store(true);
   LogRankScope scope(comm->rank);
   // INFO, not WARN: ranks that exit without destroying their communicator are normal at the

@@ -57,10 +57,16 @@ BRAID_CHILD_SCENARIO(revoke_stopped_peer) {
   if (revoker.joinable()) revoker.join();
   std::string why = ncclGetLastError(comm);
   std::printf("rank %d: all-reduce ended after %.2f s with %d: %s\n", ctx.index, waited, result, why.c_str());
-  // Rank 0 stopped its own operation; rank 1 heard of rank 0's revoke.
-  CHILD_CHECK(result == (ctx.index == 0 ? ncclInvalidUsage : ncclRemoteError));
-  CHILD_CHECK(why.find("was stopped") != std::string::npos);
+  // Rank 0 stopped its own operation (ncclInvalidUsage); rank 1's was stopped by rank 0's
+  // revoke (ncclRemoteError) — or, on a machine so loaded that rank 1 had not begun it
+  // 300 ms after saying so, refused as revoked (ncclInvalidUsage). Either way it ended.
   CHILD_CHECK(why.find("revoked the communicator") != std::string::npos);
+  if (ctx.index == 0) {
+    CHILD_CHECK(result == ncclInvalidUsage);
+  } else {
+    CHILD_CHECK(result == ncclRemoteError || result == ncclInvalidUsage);
+    CHILD_CHECK(result == ncclInvalidUsage || why.find("was stopped") != std::string::npos);
+  }
   CHILD_CHECK(waited < kPromptSeconds);
   ncclResult_t state = ncclInternalError;
   CHILD_OK(ncclCommGetAsyncError(comm, &state));
