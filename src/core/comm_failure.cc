@@ -9,6 +9,11 @@
 
 namespace braid {
 
+namespace {
+// How long a failed operation waits for the watchdog to name another rank as the cause.
+constexpr int kVerdictWaitMs = 300;
+}  // namespace
+
 void markPeerLost(Comm* comm, const std::string& reason) {
   {
     std::lock_guard<std::mutex> lock(comm->errorMutex);
@@ -35,6 +40,15 @@ std::string peerLostReason(Comm* comm) {
   return comm->remoteFailure;
 }
 
+std::string awaitPeerLostReason(Comm* comm) {
+  std::string lost = peerLostReason(comm);
+  for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm->watchdog; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lost = peerLostReason(comm);
+  }
+  return lost;
+}
+
 bool markRevoked(Comm* comm, const std::string& reason, int byRank) {
   {
     std::lock_guard<std::mutex> lock(comm->errorMutex);
@@ -55,13 +69,9 @@ Status revokedStatus(Comm* comm, const char* what) {
   return Status(code, strFormat("%s was stopped: %s", what, comm->revokeReason.c_str()));
 }
 
-Status failOperation(Comm* comm, Status result, int verdictWaitMs) {
+Status failOperation(Comm* comm, Status result) {
   if (comm->revoked.load()) return revokedStatus(comm, "the operation");
-  std::string lost = peerLostReason(comm);
-  for (int i = 0; i < verdictWaitMs && lost.empty() && comm->watchdog; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    lost = peerLostReason(comm);
-  }
+  std::string lost = awaitPeerLostReason(comm);
   if (!lost.empty()) {
     // Another rank is gone: that is the cause, not the waits it ended.
     result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());

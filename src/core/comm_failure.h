@@ -17,6 +17,11 @@ namespace braid {
 void markPeerLost(Comm* comm, const std::string& reason);
 // The recorded reason, empty while no other rank is known lost.
 std::string peerLostReason(Comm* comm);
+// The recorded reason, waiting up to kVerdictWait for one when there is none yet: a broken
+// connection is usually a rank that died, and the watchdog's verdict ("rank 3 is gone")
+// arrives within moments and says more than "connection reset". Returns at once when the
+// communicator has no watchdog. Empty when no verdict came.
+std::string awaitPeerLostReason(Comm* comm);
 
 // Records that rank `byRank` revoked the communicator (ncclCommRevoke here, or another
 // rank's through the watchdog) and raises the abort flag, which stops the operations in
@@ -29,11 +34,10 @@ Status revokedStatus(Comm* comm, const char* what);
 
 // The end of an operation that failed on this rank (`result`, not ok):
 //  - the communicator was revoked: the revoke stopped it; nothing else changes;
-//  - another rank is known lost (after waiting up to `verdictWaitMs` for the watchdog's
-//    verdict, which says more than "connection reset"): ncclRemoteError with that reason;
+//  - another rank is known lost (awaitPeerLostReason): ncclRemoteError with that reason;
 //  - otherwise the cause is here: the other ranks are told at once, so that they fail
 //    instead of waiting for this one.
 // In the last two cases the communicator fails: async error set, abort flag up.
-Status failOperation(Comm* comm, Status result, int verdictWaitMs);
+Status failOperation(Comm* comm, Status result);
 
 }  // namespace braid

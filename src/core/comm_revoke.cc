@@ -31,7 +31,7 @@ namespace {
 
 constexpr double kInFlightWaitSeconds = 30;
 
-std::string describeSelf(const Comm& comm) {
+std::string revokerDescription(const Comm& comm) {
   if (comm.bootstrap) return comm.bootstrap->peers()[static_cast<size_t>(comm.rank)].describe();
   return strFormat("rank %d", comm.rank);
 }
@@ -62,7 +62,7 @@ Status revokeComm(Comm* comm, int flags) {
                        fn);
   }
   LogRankScope scope(comm->rank);
-  std::string reason = describeSelf(*comm) + " revoked the communicator (ncclCommRevoke)";
+  std::string reason = revokerDescription(*comm) + " revoked the communicator (ncclCommRevoke)";
   // A second revoke, or one after another rank's, changes nothing (as MPI's revoke).
   bool first = markRevoked(comm, reason, comm->rank);
   if (first && comm->watchdog) comm->watchdog->reportRevoke(reason);

@@ -27,17 +27,13 @@ namespace braid {
 
 namespace {
 
-constexpr int kVerdictWaitMs = 300;
-
 // Every rank comes to the barrier or the communicator fails (see above).
 Status meetEveryRank(Comm* comm, const char* fn) {
   Status met = comm->bootstrap->barrier();
   if (met.ok()) return met;
-  return failOperation(comm,
-                       met.addContext(strFormat("%s: waiting for every rank (all call it; none may be inside an "
-                                                "operation of this communicator)",
-                                                fn)),
-                       kVerdictWaitMs);
+  return failOperation(comm, met.addContext(strFormat("%s: waiting for every rank (all call it; none may be inside an "
+                                                      "operation of this communicator)",
+                                                      fn)));
 }
 
 Status runSuspend(Comm* comm) {
@@ -59,7 +55,7 @@ Status runResume(Comm* comm) {
   LogRankScope scope(comm->rank);
   BRAID_CHECK(meetEveryRank(comm, fn));
   Status restored = comm->dataPath->restoreAfterResume();
-  if (!restored.ok()) return failOperation(comm, restored.addContext(fn), kVerdictWaitMs);
+  if (!restored.ok()) return failOperation(comm, restored.addContext(fn));
   comm->suspended.store(false);
   BRAID_INFO(kLogInit, "%s: comm %p rank %d resumed; connections are made again at first use", fn,
              static_cast<void*>(comm), comm->rank);

@@ -8,15 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "last_error.h"
 #include "nccl.h"
 
 namespace {
 
-std::string lastError() { return ncclGetLastError(nullptr); }
+using braid::test::lastError;
 
 bool says(const std::string& text) { return lastError().find(text) != std::string::npos; }
 
-ncclComm_t makeOneRankComm() {
+ncclComm_t lifecycleOneRankComm() {
   ncclUniqueId id;
   EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess);
   ncclComm_t comm = nullptr;
@@ -25,7 +26,7 @@ ncclComm_t makeOneRankComm() {
 }
 
 TEST(Grow, GetUniqueIdChecksItsArgumentsAndKeepsOneIdAtATime) {
-  ncclComm_t comm = makeOneRankComm();
+  ncclComm_t comm = lifecycleOneRankComm();
   ncclUniqueId id;
   EXPECT_EQ(ncclCommGetUniqueId(nullptr, &id), ncclInvalidArgument);
   EXPECT_TRUE(says("comm is NULL")) << lastError();
@@ -44,7 +45,7 @@ TEST(Grow, GetUniqueIdChecksItsArgumentsAndKeepsOneIdAtATime) {
 }
 
 TEST(Grow, ArgumentChecksOfExistingAndNewRanks) {
-  ncclComm_t comm = makeOneRankComm();
+  ncclComm_t comm = lifecycleOneRankComm();
   ncclUniqueId growId, plainId;
   ASSERT_EQ(ncclCommGetUniqueId(comm, &growId), ncclSuccess) << lastError();
   ASSERT_EQ(ncclGetUniqueId(&plainId), ncclSuccess);
@@ -83,7 +84,7 @@ TEST(Grow, ArgumentChecksOfExistingAndNewRanks) {
 // One thread drives the existing rank and the new one through a group, as nccl-tests'
 // single-process runs do.
 TEST(Grow, OneRankGrowsToTwoAndTheGrownCommunicatorReduces) {
-  ncclComm_t comm = makeOneRankComm();
+  ncclComm_t comm = lifecycleOneRankComm();
   ncclUniqueId id;
   ASSERT_EQ(ncclCommGetUniqueId(comm, &id), ncclSuccess) << lastError();
   ncclComm_t grown[2] = {nullptr, nullptr};
@@ -119,8 +120,8 @@ TEST(Grow, OneRankGrowsToTwoAndTheGrownCommunicatorReduces) {
 }
 
 TEST(Grow, AnIdOfAnotherCommunicatorIsRefused) {
-  ncclComm_t a = makeOneRankComm();
-  ncclComm_t b = makeOneRankComm();
+  ncclComm_t a = lifecycleOneRankComm();
+  ncclComm_t b = lifecycleOneRankComm();
   ncclUniqueId idOfB;
   ASSERT_EQ(ncclCommGetUniqueId(b, &idOfB), ncclSuccess) << lastError();
   ncclComm_t grown = nullptr;
@@ -137,7 +138,7 @@ TEST(Grow, AnIdOfAnotherCommunicatorIsRefused) {
 TEST(Grow, RevokedFinalizedAndSuspendedCommunicatorsDoNotGrow) {
   ncclUniqueId id;
   ncclComm_t grown = nullptr;
-  ncclComm_t revoked = makeOneRankComm();
+  ncclComm_t revoked = lifecycleOneRankComm();
   ASSERT_EQ(ncclCommGetUniqueId(revoked, &id), ncclSuccess) << lastError();
   ASSERT_EQ(ncclCommRevoke(revoked, NCCL_REVOKE_DEFAULT), ncclSuccess) << lastError();
   EXPECT_EQ(ncclCommGrow(revoked, 2, &id, -1, &grown, nullptr), ncclInvalidUsage);
@@ -145,14 +146,14 @@ TEST(Grow, RevokedFinalizedAndSuspendedCommunicatorsDoNotGrow) {
   EXPECT_EQ(ncclCommGetUniqueId(revoked, &id), ncclInvalidUsage);
   EXPECT_EQ(ncclCommDestroy(revoked), ncclSuccess);
 
-  ncclComm_t finalized = makeOneRankComm();
+  ncclComm_t finalized = lifecycleOneRankComm();
   ASSERT_EQ(ncclCommGetUniqueId(finalized, &id), ncclSuccess) << lastError();
   ASSERT_EQ(ncclCommFinalize(finalized), ncclSuccess) << lastError();
   EXPECT_EQ(ncclCommGrow(finalized, 2, &id, -1, &grown, nullptr), ncclInvalidUsage);
   EXPECT_TRUE(says("finalized")) << lastError();
   EXPECT_EQ(ncclCommDestroy(finalized), ncclSuccess);
 
-  ncclComm_t suspended = makeOneRankComm();
+  ncclComm_t suspended = lifecycleOneRankComm();
   ASSERT_EQ(ncclCommGetUniqueId(suspended, &id), ncclSuccess) << lastError();
   ASSERT_EQ(ncclCommSuspend(suspended, NCCL_SUSPEND_MEM), ncclSuccess) << lastError();
   EXPECT_EQ(ncclCommGrow(suspended, 2, &id, -1, &grown, nullptr), ncclInvalidUsage);
@@ -162,7 +163,7 @@ TEST(Grow, RevokedFinalizedAndSuspendedCommunicatorsDoNotGrow) {
 }
 
 TEST(Suspend, ArgumentsStatesAndStatistics) {
-  ncclComm_t comm = makeOneRankComm();
+  ncclComm_t comm = lifecycleOneRankComm();
   uint64_t value = 99;
   EXPECT_EQ(ncclCommSuspend(nullptr, NCCL_SUSPEND_MEM), ncclInvalidArgument);
   EXPECT_EQ(ncclCommResume(nullptr), ncclInvalidArgument);
@@ -250,7 +251,7 @@ TEST(Suspend, OneThreadSuspendsAndResumesTwoRanksInAGroup) {
 }
 
 TEST(Revoke, RulesAfterARevoke) {
-  ncclComm_t comm = makeOneRankComm();
+  ncclComm_t comm = lifecycleOneRankComm();
   ASSERT_EQ(ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT), ncclSuccess) << lastError();
   ncclResult_t state = ncclInternalError;
   EXPECT_EQ(ncclCommGetAsyncError(comm, &state), ncclSuccess);
