@@ -126,6 +126,11 @@ BRAID_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
     if (state != ncclSuccess) {
       return Status(state, "ncclCommFinalize: the communicator has failed: " + std::string(braid::lastErrorText(comm)));
     }
+    if (comm->revoked.load()) {
+      return BRAID_ERROR(ncclInvalidUsage,
+                         "ncclCommFinalize: the communicator was revoked (ncclCommRevoke); NCCL does not support "
+                         "finalizing it: destroy or abort it");
+    }
     if (comm->finalized.exchange(true)) {
       return BRAID_ERROR(ncclInvalidUsage, "ncclCommFinalize: the communicator is already finalized");
     }

@@ -86,4 +86,22 @@ class Bootstrap {
   std::vector<IncomingConnection> unexpected_;
 };
 
+// Gives a bootstrap its own abort flag for the length of an exchange that must work while
+// the communicator's flag is up (ncclCommShrink after a failure, a split or grow of a
+// revoked communicator): its waits are still bounded by the bootstrap timeout.
+class BootstrapAbortOverride {
+ public:
+  explicit BootstrapAbortOverride(Bootstrap& bootstrap) : bootstrap_(bootstrap), saved_(bootstrap.abortFlag()) {
+    bootstrap_.setAbortFlag(&own_);
+  }
+  ~BootstrapAbortOverride() { bootstrap_.setAbortFlag(saved_); }
+  BootstrapAbortOverride(const BootstrapAbortOverride&) = delete;
+  BootstrapAbortOverride& operator=(const BootstrapAbortOverride&) = delete;
+
+ private:
+  Bootstrap& bootstrap_;
+  const AbortFlag* saved_;
+  AbortFlag own_{false};
+};
+
 }  // namespace braid

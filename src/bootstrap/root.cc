@@ -26,6 +26,8 @@ constexpr int kReplySeconds = 10;
 // launch that is short of ranks shows up in the log within seconds even though the
 // default BRAID_BOOTSTRAP_TIMEOUT leaves slow clusters minutes), then at doubling intervals.
 constexpr double kFirstProgressSeconds = 5;
+// How often a root that can be cancelled (RootCancel) looks whether it was.
+constexpr int kCancelPollMs = 50;
 
 struct JoinedRank {
   PeerInfo info;
@@ -50,8 +52,9 @@ struct JoinedSlice {
 // One communicator's worth of root work: gather, validate, answer.
 class RootSession {
  public:
-  RootSession(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop)
-      : listener_(listener), id_(id), timeoutSec_(timeoutSec), stop_(stop) {}
+  RootSession(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop,
+              const RootCancel* cancel)
+      : listener_(listener), id_(id), timeoutSec_(timeoutSec), stop_(stop), cancel_(cancel) {}
 
   Status run() {
     Deadline deadline = Deadline::afterSeconds(timeoutSec_);
@@ -59,8 +62,21 @@ class RootSession {
     double progressAfter = kFirstProgressSeconds;
     Deadline progress = Deadline::afterSeconds(progressAfter);
     while (!readyToAnswer()) {
+      if (cancel_ && cancel_->requested()) {
+        Status why = cancel_->why();
+        return fail(why.code(), why.message());
+      }
       IncomingConnection conn;
-      Status got = listener_.next(deadline.earlier(progress), stop_, &conn);
+      Deadline wait = deadline.earlier(progress);
+      if (cancel_) wait = wait.earlier(Deadline::afterMs(kCancelPollMs));
+      Status got = listener_.next(wait, stop_, &conn);
+      if (!got.ok() && cancel_ && cancel_->requested()) {
+        // Before the process-exit check: a coordinator that cancels and then exits at once
+        // still tells the ranks why.
+        Status why = cancel_->why();
+        return fail(why.code(), why.message());
+      }
+      if (!got.ok() && cancel_ && !aborted(stop_) && !deadline.expired() && !progress.expired()) continue;
       if (!got.ok() && !aborted(stop_) && !deadline.expired() && progress.expired()) {
         if (nranks_ > 0) reportProgress(std::chrono::duration<double>(Deadline::Clock::now() - started).count());
         progressAfter *= 2;
@@ -396,6 +412,7 @@ class RootSession {
   UniqueIdContents id_;
   double timeoutSec_;
   const AbortFlag* stop_;
+  const RootCancel* cancel_;
   int nranks_ = -1;
   int nIds_ = 0;
   int idIndex_ = -1;
@@ -410,8 +427,8 @@ class RootSession {
 }  // namespace
 
 Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double timeoutSec, const AbortFlag* stop,
-                 const std::function<void()>& onDone) {
-  RootSession session(listener, id, timeoutSec, stop);
+                 const std::function<void()>& onDone, const RootCancel* cancel) {
+  RootSession session(listener, id, timeoutSec, stop, cancel);
   Status result = session.run();
   // The rendezvous goes first: a process that retries init must find its port free.
   if (onDone) onDone();
@@ -421,10 +438,11 @@ Status serveRoot(BootstrapListener& listener, const UniqueIdContents& id, double
 }
 
 void launchRootThread(BootstrapListener listener, const UniqueIdContents& id, double timeoutSec,
-                      std::function<void()> onDone) {
+                      std::function<void()> onDone, std::shared_ptr<RootCancel> cancel) {
   auto shared = std::make_shared<BootstrapListener>(std::move(listener));
-  startBackgroundThread([shared, id, timeoutSec, onDone = std::move(onDone)](const AbortFlag& stop) {
-    (void)serveRoot(*shared, id, timeoutSec, &stop, onDone);  // failures were reported to the ranks and logged
+  startBackgroundThread([shared, id, timeoutSec, onDone = std::move(onDone), cancel](const AbortFlag& stop) {
+    // Failures were reported to the ranks and logged.
+    (void)serveRoot(*shared, id, timeoutSec, &stop, onDone, cancel.get());
   });
 }
 

@@ -12,9 +12,12 @@ constexpr uint64_t kIdMagic = 0x3144494449415242ull;  // "BRAIDID1" little-endia
 constexpr uint32_t kIdFormat = 1;
 constexpr size_t kChecksumOffset = NCCL_UNIQUE_ID_BYTES - 4;
 constexpr size_t kRootOffset = 32;
+constexpr size_t kPurposeOffset = 12;
 constexpr size_t kAlternateOffset = kRootOffset + SocketAddress::kWireBytes;
-static_assert(kAlternateOffset + kMaxRootAlternates * SocketAddress::kWireBytes <= kChecksumOffset,
-              "the alternates must fit before the checksum");
+constexpr size_t kGrowOffset = kAlternateOffset + kMaxRootAlternates * SocketAddress::kWireBytes;
+static_assert(kGrowOffset + 12 <= kChecksumOffset, "the alternates and the grow ticket must fit before the checksum");
+constexpr uint32_t kPurposeInit = 0;
+constexpr uint32_t kPurposeGrow = 1;
 
 uint32_t checksum(const uint8_t* bytes) {
   uint64_t h = fnv1a64(bytes, kChecksumOffset);
@@ -27,6 +30,12 @@ void encodeUniqueId(const UniqueIdContents& contents, ncclUniqueId* id) {
   uint8_t bytes[NCCL_UNIQUE_ID_BYTES] = {};
   std::memcpy(bytes, &kIdMagic, 8);
   std::memcpy(bytes + 8, &kIdFormat, 4);
+  uint32_t purpose = contents.forGrow ? kPurposeGrow : kPurposeInit;
+  std::memcpy(bytes + kPurposeOffset, &purpose, 4);
+  if (contents.forGrow) {
+    std::memcpy(bytes + kGrowOffset, &contents.grow.parentHash, 8);
+    std::memcpy(bytes + kGrowOffset + 8, &contents.grow.parentRanks, 4);
+  }
   std::memcpy(bytes + 16, contents.secret.data(), kSecretBytes);
   contents.root.toWire(bytes + kRootOffset);
   for (size_t i = 0; i < contents.alternates.size() && i < kMaxRootAlternates; ++i) {
@@ -65,6 +74,21 @@ Status decodeUniqueId(const ncclUniqueId& id, UniqueIdContents* contents) {
                        NCCL_UNIQUE_ID_BYTES);
   }
   UniqueIdContents parsed;
+  uint32_t purpose = 0;
+  std::memcpy(&purpose, bytes + kPurposeOffset, 4);
+  if (purpose != kPurposeInit && purpose != kPurposeGrow) {
+    return BRAID_ERROR(ncclInvalidArgument, "the ncclUniqueId has an unknown purpose %u (corrupted?)", purpose);
+  }
+  if (purpose == kPurposeGrow) {
+    parsed.forGrow = true;
+    std::memcpy(&parsed.grow.parentHash, bytes + kGrowOffset, 8);
+    std::memcpy(&parsed.grow.parentRanks, bytes + kGrowOffset + 8, 4);
+    if (parsed.grow.parentRanks < 1) {
+      return BRAID_ERROR(ncclInvalidArgument,
+                         "the ncclUniqueId of ncclCommGetUniqueId names a communicator of %d ranks",
+                         parsed.grow.parentRanks);
+    }
+  }
   std::memcpy(parsed.secret.data(), bytes + 16, kSecretBytes);
   if (!SocketAddress::fromWire(bytes + kRootOffset, &parsed.root) || parsed.root.port() == 0) {
     return BRAID_ERROR(ncclInvalidArgument, "the ncclUniqueId holds no valid root address");

@@ -20,6 +20,7 @@
 
 namespace braid {
 class DataPath;
+class RootCancel;
 class Watchdog;
 }  // namespace braid
 
@@ -49,9 +50,13 @@ struct ncclComm {
   std::atomic<ncclResult_t> asyncError{ncclSuccess};
   braid::AbortFlag abortFlag{false};
   std::atomic<bool> finalized{false};
-  // ncclCommRevoke: operations in flight were stopped; only destroy, abort and shrink
-  // remain allowed.
+  // ncclCommRevoke, by this rank or another (the watchdog passes it on): operations in
+  // flight were stopped; only destroy, abort, split and shrink remain allowed. Why is in
+  // revokeReason.
   std::atomic<bool> revoked{false};
+  // ncclCommSuspend: the data path's buffers, connections and threads are released until
+  // ncclCommResume; no operation may run.
+  std::atomic<bool> suspended{false};
 
   // The background thread of a non-blocking init, joined by destroy/abort.
   std::thread initThread;
@@ -60,10 +65,17 @@ struct ncclComm {
   std::atomic<int> activeCalls{0};
 
   // The message of the last error this communicator returned (ncclGetLastError(comm)),
-  // and, once another rank is known lost, why (what every later call reports).
+  // and, once another rank is known lost, why (what every later call reports). The
+  // mutex also guards the lifecycle notes below.
   std::mutex errorMutex;
   std::string lastError;
   std::string remoteFailure;
+  std::string revokeReason;  // who revoked the communicator (empty until revoked)
+  int revokedBy = -1;        // that rank
+  // The bytes of the id ncclCommGetUniqueId made on this rank that no ncclCommGrow has
+  // used yet (empty: none outstanding), and the means to end its root early.
+  std::string pendingGrowId;
+  std::shared_ptr<braid::RootCancel> pendingGrowRoot;
 
   // Tells the other ranks when this one fails, and this one when another is lost
   // (declared last: stopped first, before anything its callback touches goes).

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <thread>
 
+#include "core/watchdog.h"
+#include "util/format.h"
 #include "util/log.h"
 
 namespace braid {
@@ -20,8 +22,12 @@ void markPeerLost(Comm* comm, const std::string& reason) {
     // ncclGetLastError(comm) says why, for callers that only poll ncclCommGetAsyncError.
     comm->lastError = reason;
   }
-  ncclResult_t expected = ncclSuccess;
-  comm->asyncError.compare_exchange_strong(expected, ncclRemoteError);
+  // Also while the init is still finishing (ncclInProgress: the watchdog starts before
+  // init returns): the init's success must not hide it (see runJob).
+  ncclResult_t current = comm->asyncError.load();
+  while ((current == ncclSuccess || current == ncclInProgress) &&
+         !comm->asyncError.compare_exchange_weak(current, ncclRemoteError)) {
+  }
   comm->abortFlag.store(true);
   LogRankScope scope(comm->rank);
   // INFO, not WARN: ranks that exit without destroying their communicator are normal at the
@@ -41,6 +47,41 @@ std::string awaitPeerLostReason(Comm* comm) {
     lost = peerLostReason(comm);
   }
   return lost;
+}
+
+bool markRevoked(Comm* comm, const std::string& reason, int byRank) {
+  {
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    if (!comm->revokeReason.empty()) return false;
+    comm->revokeReason = reason;
+    comm->revokedBy = byRank;
+  }
+  comm->revoked.store(true);
+  comm->abortFlag.store(true);  // the operations in flight stop
+  LogRankScope scope(comm->rank);
+  BRAID_INFO(kLogInit, "comm %p: %s", static_cast<void*>(comm), reason.c_str());
+  return true;
+}
+
+Status revokedStatus(Comm* comm, const char* what) {
+  std::lock_guard<std::mutex> lock(comm->errorMutex);
+  ncclResult_t code = comm->revokedBy == comm->rank ? ncclInvalidUsage : ncclRemoteError;
+  return Status(code, strFormat("%s was stopped: %s", what, comm->revokeReason.c_str()));
+}
+
+Status failOperation(Comm* comm, Status result) {
+  if (comm->revoked.load()) return revokedStatus(comm, "the operation");
+  std::string lost = awaitPeerLostReason(comm);
+  if (!lost.empty()) {
+    // Another rank is gone: that is the cause, not the waits it ended.
+    result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());
+  } else if (comm->watchdog) {
+    comm->watchdog->reportFailure(comm->bootstrap->peers()[static_cast<size_t>(comm->rank)].describe() +
+                                  " failed: " + result.message());
+  }
+  comm->asyncError.store(result.code());
+  comm->abortFlag.store(true);  // the peers' state is unknown now: fail fast from here on
+  return result;
 }
 
 }  // namespace braid

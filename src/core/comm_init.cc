@@ -125,7 +125,8 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   if (comm->nranks > 1) {
     BRAID_CHECK(Watchdog::create(
         *comm->bootstrap, comm->commHash, params::kWatchdog.get() != 0,
-        [comm](const std::string& reason) { markPeerLost(comm, reason); }, &comm->watchdog));
+        [comm](const std::string& reason) { markPeerLost(comm, reason); },
+        [comm](int rank, const std::string& reason) { markRevoked(comm, reason, rank); }, &comm->watchdog));
   }
   if (comm->cudaDev >= 0) {
     BRAID_INFO(kLogInit, "Braid runs this communicator in %s; bus id %s", comm->modeReason.c_str(), busId.c_str());
@@ -149,6 +150,14 @@ Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
     BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: NCCL_COMM_ID=%s; rank 0 will serve the bootstrap root", commId.c_str());
     return okStatus();
   }
+  BRAID_CHECK(startBootstrapRoot(&contents, std::move(onRootDone)));
+  encodeUniqueId(contents, id);
+  return okStatus();
+}
+
+Status startBootstrapRoot(UniqueIdContents* out, std::function<void()> onRootDone, std::shared_ptr<RootCancel> cancel) {
+  logVersionOnce();
+  UniqueIdContents contents;
   NetInterface iface;
   std::vector<NetInterface> alternates;
   BRAID_CHECK(chooseRootInterface(readSocketSettings(), &iface, &alternates, kMaxRootAlternates));
@@ -169,10 +178,10 @@ Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
     also += (also.empty() ? "" : ", ") + address.toString() + " (" + alternate.name + ")";
   }
   listener.setDisplayAddress(contents.root);
-  encodeUniqueId(contents, id);
-  BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: bootstrap root listening on %s%s%s", contents.root.toString().c_str(),
+  BRAID_INFO(kLogBootstrap, "bootstrap root listening on %s%s%s", contents.root.toString().c_str(),
              also.empty() ? "" : "; ranks that cannot reach it try ", also.c_str());
-  launchRootThread(std::move(listener), contents, bootstrapTimeoutSeconds(), std::move(onRootDone));
+  launchRootThread(std::move(listener), contents, bootstrapTimeoutSeconds(), std::move(onRootDone), std::move(cancel));
+  *out = contents;
   return okStatus();
 }
 
@@ -206,6 +215,12 @@ Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUni
     Status decoded = decodeUniqueId(ids[i], &contents);
     if (!decoded.ok()) {
       return decoded.addContext(nIds > 1 ? strFormat("%s: unique id %d", apiName, i) : std::string(apiName));
+    }
+    if (contents.forGrow) {
+      return BRAID_ERROR(ncclInvalidArgument,
+                         "%s: the ncclUniqueId was made by ncclCommGetUniqueId for ncclCommGrow; %s takes an id from "
+                         "ncclGetUniqueId",
+                         apiName, apiName);
     }
     request.ids.push_back(contents);
   }
@@ -303,6 +318,14 @@ Status destroyComm(Comm* comm, bool abort) {
   }
   if (abort || comm->asyncError.load() == ncclInProgress) comm->abortFlag.store(true);
   if (comm->initThread.joinable()) comm->initThread.join();
+  {
+    // New ranks waiting to grow this communicator with an id of this rank hear why at once.
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    if (comm->pendingGrowRoot) {
+      comm->pendingGrowRoot->cancel(ncclInvalidUsage,
+                                    "the communicator to grow was destroyed before an ncclCommGrow used this id");
+    }
+  }
   // Ranks still waiting for this one hear why at once (no news if it failed already).
   if (abort && comm->watchdog) comm->watchdog->reportFailure(selfDescription(comm) + " aborted its communicator");
   if (!waitForCalls(comm, kAbortWaitSeconds)) {

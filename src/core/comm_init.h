@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"
 #include "core/comm.h"
 #include "core/execution_mode.h"
@@ -16,6 +17,10 @@ namespace braid {
 // runs when the root has finished (every rank joined, or it gave up); it is not called
 // under NCCL_COMM_ID, where no root runs yet.
 Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone = {});
+// Starts a bootstrap root on this host (whatever NCCL_COMM_ID says) and fills `contents`
+// with its address and secret; the caller encodes the id. `cancel` may end it early.
+Status startBootstrapRoot(UniqueIdContents* contents, std::function<void()> onRootDone = {},
+                          std::shared_ptr<RootCancel> cancel = {});
 
 // Fails as init would when NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY leave no interface.
 // braidCommInitFromEnv checks this before the rendezvous, so that every rank with the bad
@@ -71,9 +76,13 @@ Status startCommSplit(Comm* parent, int color, int key, const ncclConfig_t* conf
 // flight on the parent first.
 Status startCommShrink(Comm* parent, const int* exclude, int excludeCount, const ncclConfig_t* config, int flags,
                        Comm** out);
-// ncclCommRevoke: stops operations in flight; the communicator then only accepts destroy,
-// abort and shrink.
+// ncclCommRevoke (comm_revoke.cc): stops operations in flight here and, through the
+// watchdog, on the other ranks; the communicator then only accepts destroy, abort, split
+// and shrink.
 Status revokeComm(Comm* comm, int flags);
+// Raises the abort flag and waits until the calls of other threads (the caller holds one
+// use itself) have left the communicator.
+Status stopOperationsInFlight(Comm* comm, const char* fn);
 
 // Frees the communicator. `abort`: stop whatever is in flight first (ncclCommAbort).
 Status destroyComm(Comm* comm, bool abort);

@@ -1,4 +1,4 @@
-// ncclCommShrink and ncclCommRevoke: how a job drops dead ranks and goes on.
+// ncclCommShrink: how a job drops dead ranks and goes on.
 //
 // Shrink cannot use the parent's bootstrap ring (it passes through the dead ranks) nor its
 // allGather. The survivors number themselves in parent-rank order; the first survivor
@@ -6,9 +6,7 @@
 // point-to-point messages open fresh connections to each survivor's listener), and the new
 // communicator forms from that id like any other.
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "core/comm_init.h"
 #include "core/comm_registry.h"
@@ -21,32 +19,16 @@ namespace {
 
 // Tag of the new id's message; far from the transports' tags.
 constexpr uint32_t kShrinkTag = 0x5348524bu;  // "SHRK"
-constexpr double kInFlightWaitSeconds = 30;
-
-// Stops the parent's operations of other threads (the caller holds one use itself).
-Status stopOperationsInFlight(Comm* comm, const char* fn) {
-  comm->abortFlag.store(true);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kInFlightWaitSeconds);
-  while (comm->activeCalls.load() > 1) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return BRAID_ERROR(ncclInternalError, "%s: operations of other threads did not stop", fn);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return okStatus();
-}
 
 Status runShrink(Comm* parent, Comm* child, std::vector<int> survivors, CommConfig childConfig) {
   LogRankScope scope(parent->rank);
   Bootstrap& boot = *parent->bootstrap;
   int newRank = static_cast<int>(std::find(survivors.begin(), survivors.end(), parent->rank) - survivors.begin());
+  ncclUniqueId id{};
   // The parent's abort flag may be up (that is why we shrink): this exchange has its own,
   // bounded by the bootstrap timeout.
-  AbortFlag exchangeAbort{false};
-  const AbortFlag* saved = boot.abortFlag();
-  boot.setAbortFlag(&exchangeAbort);
-  ncclUniqueId id{};
   Status exchanged = [&]() -> Status {
+    BootstrapAbortOverride ownAbort(boot);
     if (newRank == 0) {
       BRAID_CHECK(createUniqueId(&id));
       for (size_t i = 1; i < survivors.size(); ++i) BRAID_CHECK(boot.send(survivors[i], kShrinkTag, &id, sizeof(id)));
@@ -54,7 +36,6 @@ Status runShrink(Comm* parent, Comm* child, std::vector<int> survivors, CommConf
     }
     return boot.recvExact(survivors[0], kShrinkTag, &id, sizeof(id));
   }();
-  boot.setAbortFlag(saved);
   if (!exchanged.ok()) return exchanged.addContext("ncclCommShrink: handing out the new communicator's id");
 
   InitRequest request;
@@ -128,18 +109,6 @@ Status startCommShrink(Comm* parent, const int* exclude, int excludeCount, const
   job.comm = child;
   job.run = [parent, child, survivors, childConfig]() { return runShrink(parent, child, survivors, childConfig); };
   return runOrDefer(std::move(job));
-}
-
-Status revokeComm(Comm* comm, int flags) {
-  if (flags != NCCL_REVOKE_DEFAULT) {
-    return BRAID_ERROR(ncclInvalidArgument, "ncclCommRevoke: revokeFlags=%d must be NCCL_REVOKE_DEFAULT (0)", flags);
-  }
-  comm->revoked.store(true);
-  BRAID_CHECK(stopOperationsInFlight(comm, "ncclCommRevoke"));
-  LogRankScope scope(comm->rank);
-  BRAID_INFO(kLogInit, "comm %p rank %d revoked: operations stopped; only shrink, destroy and abort remain",
-             static_cast<void*>(comm), comm->rank);
-  return okStatus();
 }
 
 }  // namespace braid

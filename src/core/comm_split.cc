@@ -4,6 +4,7 @@
 // second exchange. NCCL_SPLIT_NOCOLOR ranks take part in both exchanges and get NULL.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "core/comm_init.h"
 #include "core/comm_registry.h"
@@ -24,6 +25,9 @@ struct SplitEntry {
 Status runSplit(Comm* parent, Comm* child, int color, int key, CommConfig childConfig) {
   LogRankScope scope(parent->rank);
   Bootstrap& boot = *parent->bootstrap;
+  // A revoked parent's abort flag is up (it stopped the operations); the exchange still runs.
+  std::optional<BootstrapAbortOverride> ownAbort;
+  if (parent->revoked.load()) ownAbort.emplace(boot);
   int n = parent->nranks;
   std::vector<SplitEntry> entries(n);
   entries[parent->rank] = {color, key, parent->rank};

@@ -1,16 +1,13 @@
 #include "core/data_path.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <map>
-#include <thread>
 
 #include "algorithms/alg_selection.h"
 #include "algorithms/ring.h"
 #include "core/comm_failure.h"
 #include "core/topology_report.h"
-#include "core/watchdog.h"
 #include "exec/host/coll_dispatch.h"
 #include "exec/host/local_collective.h"
 #include "exec/host/p2p_engine.h"
@@ -203,22 +200,7 @@ Status DataPath::finishOperation(Status result) {
     Status proxyStatus = proxy_->status();
     if (!proxyStatus.ok()) result = proxyStatus;  // the root cause, not the waits it aborted
   }
-  if (!result.ok()) {
-    // A broken connection is usually a rank that died: give its verdict a moment before
-    // reporting this failure as our own.
-    std::string lost = awaitPeerLostReason(&comm_);
-    if (!lost.empty()) {
-      // Another rank is gone: that is the cause, not the waits it ended.
-      result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());
-    } else if (comm_.watchdog) {
-      // The cause is here (a timeout, a broken connection): tell the others now, so that
-      // they fail at once instead of waiting for this rank.
-      comm_.watchdog->reportFailure(comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].describe() +
-                                    " failed: " + result.message());
-    }
-    comm_.asyncError.store(result.code());
-    comm_.abortFlag.store(true);  // the peers' state is unknown now: fail fast from here on
-  }
+  if (!result.ok()) return failOperation(&comm_, std::move(result));
   return result;
 }
 

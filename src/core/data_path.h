@@ -62,6 +62,19 @@ class DataPath {
   // transfers concurrently after them.
   double predictUs(const CommTasks& tasks) const;
 
+  // ncclCommSuspend (data_path_suspend.cc): waits for the work enqueued on the GPU, then
+  // releases everything the data path holds for its connections — every connector (SHM
+  // segments, network FIFOs and sockets, CUDA IPC blocks), the proxy thread and network
+  // backend, the host executor's worker threads, the GPU executor with its device tables
+  // and monitor thread. The settings, the rank layout and the P2P decisions stay. The
+  // connections are made again at first use after resume (lazily, as at init).
+  Status releaseForSuspend();
+  // ncclCommResume: GPU mode makes its executor again; host mode has nothing to restore.
+  Status restoreAfterResume();
+  // Bytes the connections hold now, which ncclCommSuspend releases (ncclCommMemStats):
+  // host memory in host mode, device memory in GPU mode. Any thread may ask.
+  uint64_t releasableBytes() const { return releasableBytes_.load(); }
+
   const DataPathSettings& settings() const { return settings_; }
   // The network backend's name ("IB", "Socket") once a connection between hosts (or
   // with shared memory off) has created it; nullptr before.
@@ -118,6 +131,9 @@ class DataPath {
 
   // GPU mode (data_path_gpu.cc).
   Status initGpu();
+  Status createGpuExecutor();
+  // Sums the connectors' footprints into releasableBytes_ (after connections are made).
+  void noteMemoryUse();
   // Orders each node's ranks as the topology search's ring visits their GPUs (pathLayout_).
   Status orderRanksForGpus();
   Status executeOnGpu(CommTasks& tasks);
@@ -166,6 +182,7 @@ class DataPath {
   std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
   // A call's algSelection that NCCL_ALGO/NCCL_PROTO overrode, reported once per function.
   std::vector<bool> reportedSelectionOverridden_ = std::vector<bool>(kNumCollFuncs, false);
+  std::atomic<uint64_t> releasableBytes_{0};
 };
 
 }  // namespace braid

@@ -277,6 +277,7 @@ Status DataPath::connectRings(int nChannels) {
   }
   if (jobs.empty()) return okStatus();
   BRAID_CHECK(establishConnections(*comm_.bootstrap, jobs));
+  noteMemoryUse();
   std::string order;
   for (int r : ringOrder_) order += " " + std::to_string(r);
   for (int c : fresh) {
@@ -310,6 +311,7 @@ Status DataPath::connectTrees(int nChannels) {
   }
   if (fresh.empty()) return okStatus();
   BRAID_CHECK(establishConnections(*comm_.bootstrap, jobs));
+  noteMemoryUse();
   for (int c : fresh) {
     channels_[static_cast<size_t>(c)].treeConnected = true;
     TreeLinks links = buildTreeLinks(pathLayout_, comm_.rank, c);
@@ -348,6 +350,7 @@ Status DataPath::connectP2p(const std::vector<P2pTask>& p2ps) {
     }
     return established;
   }
+  noteMemoryUse();
   for (ConnectionJob& job : jobs) {
     if (job.request.isSend) {
       logConnection(comm_, job.request.channel, "/1", job.request.peer, **job.target, connectionNote(job.request.peer));

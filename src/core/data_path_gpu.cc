@@ -42,6 +42,10 @@ Status DataPath::initGpu() {
                "BRAID_SINGLE_COPY) is for host mode only and is off");
   }
   if (settings_.maxChannels > kMaxDeviceChannels) settings_.maxChannels = kMaxDeviceChannels;
+  return createGpuExecutor();
+}
+
+Status DataPath::createGpuExecutor() {
   GpuExecutorConfig config;
   config.cudaDev = comm_.cudaDev;
   config.rank = comm_.rank;
@@ -108,6 +112,12 @@ void DataPath::failAsync(Status failure) {
   if (Proxy* proxy = proxyForMonitor_.load()) {
     Status proxyStatus = proxy->status();
     if (!proxyStatus.ok()) failure = proxyStatus;  // the root cause, not the waits it aborted
+  }
+  if (comm_.revoked.load()) {
+    // ncclCommRevoke stopped the kernels on purpose: not a failure of the communicator.
+    BRAID_INFO(kLogInit, "comm %p rank %d: %s", static_cast<void*>(&comm_), comm_.rank,
+               revokedStatus(&comm_, "the work enqueued on the GPU").message().c_str());
+    return;
   }
   std::string lost = awaitPeerLostReason(&comm_);
   if (!lost.empty()) return;  // another rank is gone: that is the cause, recorded already

@@ -29,8 +29,14 @@ Status checkReady(Comm* comm, const char* fn) {
   }
   if (comm->finalized.load()) return BRAID_ERROR(ncclInvalidUsage, "%s: the communicator was finalized", fn);
   if (comm->revoked.load()) {
+    std::lock_guard<std::mutex> lock(comm->errorMutex);
+    return BRAID_ERROR(ncclInvalidUsage, "%s: %s; only shrink, split, destroy and abort remain", fn,
+                       comm->revokeReason.c_str());
+  }
+  if (comm->suspended.load()) {
     return BRAID_ERROR(ncclInvalidUsage,
-                       "%s: the communicator was revoked (ncclCommRevoke); shrink, destroy or abort it", fn);
+                       "%s: the communicator is suspended (ncclCommSuspend): call ncclCommResume on every rank first",
+                       fn);
   }
   return okStatus();
 }

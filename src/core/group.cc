@@ -31,7 +31,15 @@ Status runJob(GroupJob& job) {
   } catch (const std::exception& e) {
     result = Status(ncclInternalError, std::string("unexpected exception: ") + e.what());
   }
-  if (job.comm) job.comm->asyncError.store(result.ok() ? ncclSuccess : result.code());
+  if (job.comm && result.ok()) {
+    // Success ends the init's ncclInProgress, but never hides a failure the watchdog
+    // recorded meanwhile (a rank that died just after joining: the communicator is
+    // already failed with ncclRemoteError when the job returns).
+    ncclResult_t expected = ncclInProgress;
+    job.comm->asyncError.compare_exchange_strong(expected, ncclSuccess);
+  } else if (job.comm) {
+    job.comm->asyncError.store(result.code());
+  }
   if (!result.ok() && job.comm) {
     std::lock_guard<std::mutex> lock(job.comm->errorMutex);
     job.comm->lastError = result.message();

@@ -56,13 +56,14 @@ std::vector<uint8_t> encodeFrame(uint32_t kind, int rank, uint64_t commHash, con
 }  // namespace
 
 Status Watchdog::create(Bootstrap& bootstrap, uint64_t commHash, bool enabled, OnPeerLost onLost,
-                        std::unique_ptr<Watchdog>* out) {
+                        OnPeerRevoked onRevoked, std::unique_ptr<Watchdog>* out) {
   std::unique_ptr<Watchdog> dog(new Watchdog());
   dog->rank_ = bootstrap.rank();
   dog->nranks_ = bootstrap.nranks();
   dog->commHash_ = commHash;
   dog->peerInfo_ = bootstrap.peers();
   dog->onLost_ = std::move(onLost);
+  dog->onRevoked_ = std::move(onRevoked);
   Deadline deadline = Deadline::afterSeconds(bootstrap.timeoutSec());
 
   // Rank 0 listens next to its bootstrap listener; every rank learns the address.
@@ -163,6 +164,17 @@ void Watchdog::reportFailure(const std::string& reason) {
   }
 }
 
+void Watchdog::reportRevoke(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(sendMutex_);
+  if (revokeSent_ || stop_.load()) return;
+  revokeSent_ = true;
+  if (rank_ == 0) {
+    for (Peer& peer : peers_) sendFrame(peer, WatchdogFrame::kRevoked, rank_, reason);
+  } else {
+    sendFrame(peers_[0], WatchdogFrame::kRevoked, rank_, reason);
+  }
+}
+
 void Watchdog::leave() {
   {
     std::lock_guard<std::mutex> lock(sendMutex_);
@@ -206,6 +218,23 @@ void Watchdog::handleFrame(Peer& from, const WatchdogFrame& frame, const std::st
     case WatchdogFrame::kLost:
       if (rank_ != 0) {
         peerLost(frame.rank, text);
+        return;
+      }
+      break;
+    case WatchdogFrame::kRevoked:
+      if (rank_ == 0 && frame.rank == from.rank) {
+        // Passed on to every other rank, then taken here.
+        {
+          std::lock_guard<std::mutex> lock(sendMutex_);
+          for (Peer& peer : peers_) {
+            if (peer.rank != from.rank) sendFrame(peer, WatchdogFrame::kRevoked, frame.rank, text);
+          }
+        }
+        if (onRevoked_) onRevoked_(frame.rank, text);
+        return;
+      }
+      if (rank_ != 0) {
+        if (onRevoked_) onRevoked_(frame.rank, text);
         return;
       }
       break;

@@ -12,6 +12,9 @@
 //    ncclRemoteError as its asynchronous error, its abort flag is set (every wait of the
 //    data path ends within milliseconds), and the reason — which rank, on which host,
 //    what was observed — is what its calls and ncclGetLastError report.
+//  - A rank that revokes the communicator (ncclCommRevoke) tells rank 0, which tells the
+//    others: their operations stop too, and they refuse new ones, so that no rank waits
+//    for one that has stopped taking part.
 //  - TCP keepalive on these connections notices a host that disappears without closing
 //    anything (power loss, cable cut) in about 30 s. A stopped process (SIGSTOP, a
 //    debugger) still answers keepalives: BRAID_TIMEOUT is for that.
@@ -42,11 +45,14 @@ class Watchdog {
   // Called with the reason once another rank is known to be lost (from the watchdog's
   // thread). Called at most once.
   using OnPeerLost = std::function<void(const std::string& reason)>;
+  // Called with the revoking rank and the reason when another rank revokes the
+  // communicator (from the watchdog's thread).
+  using OnPeerRevoked = std::function<void(int rank, const std::string& reason)>;
 
   // Collective over the communicator's bootstrap (all ranks call it during init). Rank 0's
   // `enabled` decides for all (BRAID_WATCHDOG); *out stays empty when it is off.
   static Status create(Bootstrap& bootstrap, uint64_t commHash, bool enabled, OnPeerLost onLost,
-                       std::unique_ptr<Watchdog>* out);
+                       OnPeerRevoked onRevoked, std::unique_ptr<Watchdog>* out);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -54,6 +60,8 @@ class Watchdog {
   // This rank failed or is aborting: the others hear `reason`. Best effort, never blocks
   // for long. Only the first report is sent.
   void reportFailure(const std::string& reason);
+  // This rank revoked the communicator: the others hear `reason`. Best effort, sent once.
+  void reportRevoke(const std::string& reason);
   // This rank leaves properly; the thread stops. Called by the destructor if not before.
   void leave();
 
@@ -79,10 +87,12 @@ class Watchdog {
   uint64_t commHash_ = 0;
   std::vector<PeerInfo> peerInfo_;
   OnPeerLost onLost_;
+  OnPeerRevoked onRevoked_;
   std::vector<Peer> peers_;  // rank 0: one per other rank; others: rank 0 only
   std::mutex sendMutex_;
   bool reported_ = false;  // guarded by sendMutex_
   bool lostCalled_ = false;
+  bool revokeSent_ = false;  // guarded by sendMutex_
   std::atomic<bool> stop_{false};
   UniqueFd wakeFd_;  // eventfd: ends the thread's poll at once when it must stop
   std::thread thread_;

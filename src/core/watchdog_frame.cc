@@ -7,7 +7,7 @@ Status validateWatchdogFrame(const WatchdogFrame& frame, int nranks, uint64_t co
     return BRAID_ERROR(ncclRemoteError, "watchdog message with a bad magic 0x%08x (not a Braid watchdog peer)",
                        frame.magic);
   }
-  if (frame.kind < WatchdogFrame::kHello || frame.kind > WatchdogFrame::kLost) {
+  if (frame.kind < WatchdogFrame::kHello || frame.kind > WatchdogFrame::kRevoked) {
     return BRAID_ERROR(ncclRemoteError, "watchdog message of unknown kind %u", frame.kind);
   }
   if (frame.rank < 0 || frame.rank >= nranks) {

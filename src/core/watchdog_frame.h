@@ -13,10 +13,11 @@ struct WatchdogFrame {
   static constexpr uint32_t kMagic = 0x47445742;  // "BWDG"
   static constexpr uint32_t kMaxText = 2048;
   enum Kind : uint32_t {
-    kHello = 1,   // rank → rank 0, first message: rank and the communicator's hash
-    kBye = 2,     // leaving properly (ncclCommDestroy)
-    kFailed = 3,  // rank → rank 0: this rank failed or aborted; text says why
-    kLost = 4,    // rank 0 → others: `rank` is lost; text says why
+    kHello = 1,    // rank → rank 0, first message: rank and the communicator's hash
+    kBye = 2,      // leaving properly (ncclCommDestroy)
+    kFailed = 3,   // rank → rank 0: this rank failed or aborted; text says why
+    kLost = 4,     // rank 0 → others: `rank` is lost; text says why
+    kRevoked = 5,  // rank → rank 0, then rank 0 → others: `rank` revoked the communicator
   };
   uint32_t magic = kMagic;
   uint32_t kind = 0;

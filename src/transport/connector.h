@@ -35,6 +35,14 @@ class Connector {
   // The process whose memory a receiver may read directly (0: single copy not possible).
   int singleCopyPid() const { return singleCopyPid_; }
 
+  // Memory this end holds for the connection (ncclCommMemStats): host memory (its mapping
+  // of the FIFO block or segment, the LL staging) and device memory (GPU mode).
+  struct Footprint {
+    size_t hostBytes = 0;
+    size_t deviceBytes = 0;
+  };
+  virtual Footprint footprint() const { return {staging_.size(), 0}; }
+
   // GPU mode: the same views with addresses a CUDA kernel can use — FIFO slots and
   // counters in device memory or in host memory mapped for the device, the step counter
   // and LL staging in device memory. The executor copies them into device memory for its

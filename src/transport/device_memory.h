@@ -131,6 +131,7 @@ class ConnDeviceState {
   static Status create(size_t llStagingBytes, int device, ConnDeviceState* out);
   uint64_t* step() const { return reinterpret_cast<uint64_t*>(memory_.data()); }
   uint8_t* llStaging() const { return memory_.data() + kStagingOffset; }
+  size_t bytes() const { return memory_.size(); }
 
  private:
   static constexpr size_t kStagingOffset = 128;  // the counter alone in its cache line

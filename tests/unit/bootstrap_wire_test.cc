@@ -49,6 +49,24 @@ TEST(UniqueId, CarriesTheRootsAlternateAddresses) {
   EXPECT_TRUE(decoded.alternates.empty());
 }
 
+TEST(UniqueId, GrowIdsCarryTheCommunicatorTheyGrow) {
+  UniqueIdContents in = sampleId(), out;
+  in.forGrow = true;
+  in.grow.parentHash = 0x0123456789abcdefull;
+  in.grow.parentRanks = 6;
+  ncclUniqueId id;
+  encodeUniqueId(in, &id);
+  ASSERT_TRUE(decodeUniqueId(id, &out).ok());
+  EXPECT_TRUE(out.forGrow);
+  EXPECT_EQ(out.grow.parentHash, in.grow.parentHash);
+  EXPECT_EQ(out.grow.parentRanks, 6);
+  EXPECT_EQ(out.secret, in.secret);
+  // An id of ncclGetUniqueId is not one.
+  encodeUniqueId(sampleId(), &id);
+  ASSERT_TRUE(decodeUniqueId(id, &out).ok());
+  EXPECT_FALSE(out.forGrow);
+}
+
 TEST(UniqueId, RejectsZeroForeignAndCorrupted) {
   ncclUniqueId id;
   UniqueIdContents out;

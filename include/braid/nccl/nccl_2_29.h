@@ -7,3 +7,44 @@
 #ifndef NCCL_H_
 #error "include <nccl.h>, not this piece of it"
 #endif
+
+/* ---- Communicator lifecycle (2.29: grow; 2.29.7: suspend, resume, memory statistics) ---- */
+
+/* An id for growing this communicator with ncclCommGrow. One rank (the coordinator) calls
+ * it and hands the id to the new ranks; it makes no new id while its previous one is
+ * unused, and each id serves one grow. */
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+
+/* A new communicator of nRanks ranks: the existing ranks keep their numbers (comm = parent,
+ * rank = -1, uniqueId = NULL except on the coordinator), the new ranks take the others
+ * (comm = NULL, uniqueId = the coordinator's id, rank >= the parent's size). config NULL:
+ * the parent's configuration (existing ranks) or the default one (new ranks). */
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                          ncclConfig_t* config);
+ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                           ncclConfig_t* config);
+
+/* Flags of ncclCommSuspend. */
+#define NCCL_SUSPEND_MEM 0x01 /* release the communicator's dynamic memory */
+
+/* Every rank releases the communicator's buffers; the membership stays. No operation may
+ * run on a suspended communicator. */
+ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
+ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags);
+
+/* Makes a suspended communicator usable again. */
+ncclResult_t ncclCommResume(ncclComm_t comm);
+ncclResult_t pncclCommResume(ncclComm_t comm);
+
+/* What ncclCommMemStats reports. */
+typedef enum {
+  ncclStatGpuMemSuspend = 0,   /* memory held that ncclCommSuspend releases (bytes) */
+  ncclStatGpuMemSuspended = 1, /* 1 while suspended, else 0 */
+  ncclStatGpuMemPersist = 2,   /* memory held that ncclCommSuspend keeps (bytes) */
+  ncclStatGpuMemTotal = 3      /* all memory the communicator tracks (bytes) */
+} ncclCommMemStat_t;
+
+/* One of the communicator's memory statistics. */
+ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
+ncclResult_t pncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);

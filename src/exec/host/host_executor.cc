@@ -7,7 +7,9 @@
 
 namespace braid {
 
-HostExecutor::~HostExecutor() {
+HostExecutor::~HostExecutor() { stopWorkers(); }
+
+void HostExecutor::stopWorkers() {
   for (auto& worker : workers_) {
     {
       std::lock_guard<std::mutex> lock(worker->mutex);
@@ -16,6 +18,7 @@ HostExecutor::~HostExecutor() {
     worker->wake.notify_one();
     worker->thread.join();
   }
+  workers_.clear();
 }
 
 void HostExecutor::workerLoop(Worker& worker) {

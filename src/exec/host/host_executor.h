@@ -25,6 +25,9 @@ class HostExecutor {
 
   // Runs work(c) for c in [0, nChannels) concurrently and returns the first failure.
   Status runChannels(int nChannels, const std::function<Status(int)>& work);
+  // Ends the worker threads (ncclCommSuspend); the next runChannels starts them again.
+  // Not while runChannels runs.
+  void stopWorkers();
   // CPUs the worker threads bind themselves to (empty: left as they are). Set before the
   // first runChannels; threads already started keep what they had.
   void setWorkerCpus(const CpuSet& cpus) { workerCpus_ = cpus; }

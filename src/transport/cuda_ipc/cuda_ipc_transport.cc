@@ -58,6 +58,8 @@ class CudaIpcConnector : public Connector {
     return bind(block, cudaDev, sizes);
   }
   const DeviceAllocation& block() const { return block_; }
+  // The receiving end owns the block; the sending end maps it (the peer's memory).
+  Footprint footprint() const override { return {staging_.size(), block_.size() + state_.bytes()}; }
   static size_t blockBytes(const FifoSizes& sizes) {
     return (layoutBytes(sizes) + kIpcGranularity - 1) / kIpcGranularity * kIpcGranularity;
   }

@@ -86,6 +86,14 @@ class NetConnector : public Connector {
 
   std::unique_ptr<NetListenComm> listen_;
 
+  Footprint footprint() const override {
+    Footprint f{blockBytes() + staging_.size(), 0};
+#if BRAID_WITH_CUDA
+    f.deviceBytes = deviceState_.bytes();
+#endif
+    return f;
+  }
+
  private:
   size_t blockBytes() const { return (bytes_ + 4095) / 4096 * 4096; }
 

@@ -35,6 +35,13 @@ class ShmConnector : public Connector {
 #endif
   }
   static size_t bytesFor(const FifoSizes& sizes) { return layoutBytes(sizes); }
+  Footprint footprint() const override {
+    Footprint f{segment_.size() + staging_.size(), 0};
+#if BRAID_WITH_CUDA
+    f.deviceBytes = deviceState_.bytes();
+#endif
+    return f;
+  }
   ShmSegment& segment() { return segment_; }
   ConnShared* shared() { return send_.shared; }
   void enableSingleCopy(int pid) { singleCopyPid_ = pid; }
