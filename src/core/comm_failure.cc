@@ -1,5 +1,9 @@
 #include "core/comm_failure.h"
 
+#include <chrono>
+#include <thread>
+
+#include "core/watchdog.h"
 #include "util/log.h"
 
 namespace braid {
@@ -24,6 +28,34 @@ void markPeerLost(Comm* comm, const std::string& reason) {
 std::string peerLostReason(Comm* comm) {
   std::lock_guard<std::mutex> lock(comm->errorMutex);
   return comm->remoteFailure;
+}
+
+namespace {
+
+// How long a failed operation waits for the watchdog to name another rank as the cause.
+constexpr int kVerdictWaitMs = 300;
+
+}  // namespace
+
+Status concludeFailedOperation(Comm* comm, Status result) {
+  if (result.ok()) return result;
+  std::string lost = peerLostReason(comm);
+  for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm->watchdog; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lost = peerLostReason(comm);
+  }
+  if (!lost.empty()) {
+    // Another rank is gone: that is the cause, not the waits it ended.
+    result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());
+  } else if (comm->watchdog) {
+    // The cause is here (a timeout, a broken connection): tell the others now, so that
+    // they fail at once instead of waiting for this rank.
+    comm->watchdog->reportFailure(comm->bootstrap->peers()[static_cast<size_t>(comm->rank)].describe() +
+                                  " failed: " + result.message());
+  }
+  comm->asyncError.store(result.code());
+  comm->abortFlag.store(true);  // the peers' state is unknown now: fail fast from here on
+  return result;
 }
 
 }  // namespace braid

@@ -33,9 +33,6 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
 // How long destroying a communicator waits for data still leaving through the network.
 constexpr double kDrainSeconds = 10;
 
-// How long a failed operation waits for the watchdog to name another rank as the cause.
-constexpr int kVerdictWaitMs = 300;
-
 bool isDataOnly(CollFunc func) { return func == CollFunc::Broadcast || func == CollFunc::AllGather; }
 
 }  // namespace
@@ -181,28 +178,7 @@ Status DataPath::finishOperation(Status result) {
     Status proxyStatus = proxy_->status();
     if (!proxyStatus.ok()) result = proxyStatus;  // the root cause, not the waits it aborted
   }
-  if (!result.ok()) {
-    std::string lost = peerLostReason(&comm_);
-    // A broken connection is usually a rank that died: its watchdog verdict ("rank 3 is
-    // gone") arrives within moments and says more than "connection reset". Give it a
-    // moment before reporting this failure as our own.
-    for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm_.watchdog; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      lost = peerLostReason(&comm_);
-    }
-    if (!lost.empty()) {
-      // Another rank is gone: that is the cause, not the waits it ended.
-      result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());
-    } else if (comm_.watchdog) {
-      // The cause is here (a timeout, a broken connection): tell the others now, so that
-      // they fail at once instead of waiting for this rank.
-      comm_.watchdog->reportFailure(comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].describe() +
-                                    " failed: " + result.message());
-    }
-    comm_.asyncError.store(result.code());
-    comm_.abortFlag.store(true);  // the peers' state is unknown now: fail fast from here on
-  }
-  return result;
+  return concludeFailedOperation(&comm_, std::move(result));
 }
 
 Status DataPath::execute(CommTasks& tasks) {
