@@ -87,6 +87,11 @@ typedef enum {
 /* Flags of ncclCommWindowRegister. */
 #define NCCL_WIN_DEFAULT 0x00
 #define NCCL_WIN_COLL_SYMMETRIC 0x01
+/* NCCL 2.29. */
+#define NCCL_WIN_STRICT_ORDERING 0x02
+/* NCCL 2.32: restrict the registration to GIN, or to CFT counted local endpoints. */
+#define NCCL_WIN_GIN_ONLY 0x04
+#define NCCL_WIN_CFT_COUNTED 0x08
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
 
 /* Values of ncclConfig_t.CTAPolicy. */
@@ -267,9 +272,13 @@ ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle);
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
 ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
 
-/* Undoes ncclCommWindowRegister. */
+/* Undoes ncclCommWindowRegister (collective). */
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+
+/* NCCL 2.29: the buffer this rank registered as its part of the window. */
+ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr);
+ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr);
 
 /* Reduction operations. Values from ncclNumOps up to ncclMaxRedOp are handed out by
  * ncclRedOpCreatePreMulSum. The dummy enum sizes ncclMaxRedOp so that sizeof(ncclRedOp_t)
@@ -395,6 +404,65 @@ ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, in
                        cudaStream_t stream);
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream);
+
+/*
+ * NCCL 2.29: one-sided operations over windows (ncclCommWindowRegister). The target takes
+ * no part: a put writes count elements at peerWinOffset bytes into the peer's part of the
+ * window, then counts one signal (sigIdx, ctx) there; a signal only counts. A signal is
+ * seen only after the data of the puts that preceded it from the same rank. Host mode: the
+ * call returns when done (stream ignored).
+ */
+ncclResult_t ncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer, ncclWindow_t peerWin,
+                           size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                           cudaStream_t stream);
+ncclResult_t pncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer,
+                            ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
+                            ncclComm_t comm, cudaStream_t stream);
+
+ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+
+/* How many signals to wait for from one peer on one (signal index, context). */
+typedef struct {
+  int opCnt;
+  int peer;
+  int sigIdx;
+  int ctx;
+} ncclWaitSignalDesc_t;
+
+/* Waits until every descriptor's signals have arrived, and consumes them. */
+ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream);
+
+/*
+ * NCCL 2.28 and later: the host-callable part of NCCL's device API, which NVIDIA declares
+ * in nccl_device.h together with its types. Braid has no device API; it exports these
+ * functions so that programs linked against them load and, in host mode, get what has a
+ * meaning there (peer pointers into windows, teams of ranks; see docs/windows.md). The
+ * types stay incomplete here: NVIDIA's nccl_device.h completes them, and its declarations
+ * agree with these.
+ */
+struct ncclCommProperties;
+struct ncclDevComm;
+struct ncclDevCommRequirements;
+struct ncclTeam;
+
+/* NCCL 2.29. */
+ncclResult_t ncclCommQueryProperties(ncclComm_t comm, struct ncclCommProperties* props);
+/* NCCL 2.28: device communicators are for kernels of NCCL's device API (ncclInvalidUsage in Braid). */
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, struct ncclDevCommRequirements const* reqs,
+                               struct ncclDevComm* outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, struct ncclDevComm const* devComm);
+/* NCCL 2.29: where offset of a peer's part of a window is reachable by loads and stores here. */
+ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset, void** outPtr);
+ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset, int lsaRank, void** outPtr);
+ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t offset, int peer, void** outPtr);
+/* NCCL 2.28: teams {nRanks, rank, stride} of the communicator's ranks. */
+struct ncclTeam ncclTeamWorld(ncclComm_t comm);
+struct ncclTeam ncclTeamLsa(ncclComm_t comm);
+struct ncclTeam ncclTeamRail(ncclComm_t comm);
+int ncclTeamRankToWorld(ncclComm_t comm, struct ncclTeam team, int rank);
+int ncclTeamRankToLsa(ncclComm_t comm, struct ncclTeam team, int rank);
 
 /*
  * Groups. Calls between ncclGroupStart and ncclGroupEnd are gathered and started together

@@ -20,6 +20,7 @@
 
 namespace braid {
 class DataPath;
+class RmaState;
 class Watchdog;
 }  // namespace braid
 
@@ -66,8 +67,14 @@ struct ncclComm {
   std::string remoteFailure;
 
   // Tells the other ranks when this one fails, and this one when another is lost
-  // (declared last: stopped first, before anything its callback touches goes).
+  // (stopped before anything its callback touches goes).
   std::unique_ptr<braid::Watchdog> watchdog;
+
+  // Windows and one-sided operations (core/rma/rma_state.h), created with the
+  // communicator, set up at the first ncclCommWindowRegister. Declared last, so destroyed
+  // first: its service thread may still fail the communicator through the watchdog, and it
+  // uses the data path's network backend.
+  std::unique_ptr<braid::RmaState> rma;
 };
 
 namespace braid {

@@ -15,6 +15,7 @@
 #include "core/data_path.h"
 #include "core/group.h"
 #include "core/params.h"
+#include "core/rma/rma_state.h"
 #include "core/watchdog.h"
 #include "util/cuda_pointer.h"
 #include "util/env.h"
