@@ -46,6 +46,8 @@ class RmaBoard {
   void markApplied(int from) const;
 
   uint32_t doorbell() const { return __atomic_load_n(doorbellWord(), __ATOMIC_SEQ_CST); }
+  // Wakes whoever sleeps on the doorbell (a service thread told that something was posted).
+  void ring() const;
   // Sleeps while the doorbell still reads `seen`, at most `timeoutUs`.
   void sleep(uint32_t seen, int64_t timeoutUs) const;
 
@@ -54,7 +56,6 @@ class RmaBoard {
   uint64_t* appliedSlot(int from) const;
   uint32_t* doorbellWord() const;
   uint32_t* sleepersWord() const;
-  void ring() const;
 
   uint8_t* base_ = nullptr;
   int nranks_ = 0;

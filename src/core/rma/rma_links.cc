@@ -66,7 +66,7 @@ Status RmaLinks::wait(NetRequest* request, int peer, const RmaWaitBounds& bounds
 }
 
 Status RmaLinks::post(Link& link, int peer, const void* data, size_t bytes, uint32_t tag, void* handle,
-                      const RmaWaitBounds& bounds, const char* what) {
+                      const RmaWaitBounds& bounds, const char* what, bool poke) {
   NetRequest* request = nullptr;
   for (int turn = 0; !request; ++turn) {
     BRAID_CHECK(backend_->isend(*link.comm, data, bytes, tag, handle, &request));
@@ -78,6 +78,7 @@ Status RmaLinks::post(Link& link, int peer, const void* data, size_t bytes, uint
     }
     pause(turn);
   }
+  if (poke && poke_) poke_(peer);
   return wait(request, peer, bounds, what);
 }
 
@@ -125,7 +126,8 @@ Status RmaLinks::send(int peer, RmaRecord record, const void* data, Deadline con
     record.commHash = commHash_;
     encodeRmaRecord(record, link.record);
     const char* what = record.kind == RmaRecordKind::Put ? "ncclPutSignal" : "ncclSignal";
-    BRAID_CHECK(post(link, peer, link.record, sizeof(link.record), kRmaRecordTag, link.recordHandle, bounds, what));
+    BRAID_CHECK(
+        post(link, peer, link.record, sizeof(link.record), kRmaRecordTag, link.recordHandle, bounds, what, true));
     if (record.kind != RmaRecordKind::Put || record.bytes == 0) return okStatus();
     void* handle = nullptr;
     BRAID_CHECK(backend_->registerMemory(*link.comm, const_cast<void*>(data), record.bytes, &handle));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,14 +29,17 @@ struct RmaWaitBounds {
 
 class RmaLinks {
  public:
-  // `handles`: every rank's listener (from the exchange at the network's setup).
+  // `handles`: every rank's listener (from the exchange at the network's setup). `poke`
+  // runs when an operation for a peer has been posted: it wakes that peer's service thread
+  // where this rank can (a rank of its host).
   RmaLinks(NetBackend* backend, std::vector<NetHandle> handles, int rank, uint64_t commHash,
-           std::vector<std::string> peerNames)
+           std::vector<std::string> peerNames, std::function<void(int peer)> poke)
       : backend_(backend),
         handles_(std::move(handles)),
         rank_(rank),
         commHash_(commHash),
         peerNames_(std::move(peerNames)),
+        poke_(std::move(poke)),
         links_(handles_.size()) {}
   ~RmaLinks();
   RmaLinks(const RmaLinks&) = delete;
@@ -58,7 +62,7 @@ class RmaLinks {
   };
   Status connect(int peer, Link& link, Deadline deadline, const AbortFlag* abort);
   Status post(Link& link, int peer, const void* data, size_t bytes, uint32_t tag, void* handle,
-              const RmaWaitBounds& bounds, const char* what);
+              const RmaWaitBounds& bounds, const char* what, bool poke = false);
   Status wait(NetRequest* request, int peer, const RmaWaitBounds& bounds, const char* what);
 
   NetBackend* backend_;
@@ -66,6 +70,7 @@ class RmaLinks {
   int rank_;
   uint64_t commHash_;
   std::vector<std::string> peerNames_;
+  std::function<void(int peer)> poke_;
   std::mutex mutex_;  // one operation at a time (NCCL's communicators are not for concurrent calls)
   std::vector<std::unique_ptr<Link>> links_;
 };

@@ -124,8 +124,10 @@ void RmaService::run() {
       sched_yield();
       continue;
     }
+    // Sleeps on this rank's doorbell: a sender of this host rings it after posting an
+    // operation (RmaLinks' poke), so only operations from other hosts wait out the sleep.
     sleepUs = std::clamp<int64_t>(sleepUs * 2, 20, kIdleSleepMaxUs);
-    std::this_thread::sleep_for(std::chrono::microseconds(sleepUs));
+    setup_.board.sleep(setup_.board.doorbell(), sleepUs);
   }
 }
 

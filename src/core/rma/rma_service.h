@@ -14,8 +14,10 @@
 // here is what every backend can do with send/receive.
 //
 // What the thread does while idle: it polls (the backend interface has no blocking wait),
-// backing off to sleeps of up to kIdleSleepMaxUs, so an idle communicator costs about a
-// thousand wake-ups a second and a put to an idle rank waits up to a millisecond more.
+// backing off to sleeps of up to kIdleSleepMaxUs on this rank's board doorbell. A sender of
+// the same host rings that doorbell when it posts (it has the board mapped); one of another
+// host cannot, so an operation from another host to an idle rank waits up to a millisecond
+// more, and an idle communicator costs about a thousand wake-ups a second.
 #pragma once
 
 #include <atomic>

@@ -180,7 +180,12 @@ Status RmaState::ensureNetwork() {
   setup.fail = [this](const Status& failure) { failFromService(failure); };
   setup.logRank = comm_.rank;
   BRAID_CHECK(RmaService::start(std::move(setup), std::move(listener), &service_));
-  links_ = std::make_unique<RmaLinks>(backend, std::move(handles), comm_.rank, comm_.commHash, std::move(names));
+  auto poke = [this](int peer) {
+    const RmaBoard& board = boards_[static_cast<size_t>(peer)];
+    if (board.valid() && peer != comm_.rank) board.ring();
+  };
+  links_ = std::make_unique<RmaLinks>(backend, std::move(handles), comm_.rank, comm_.commHash, std::move(names),
+                                      std::move(poke));
   networkReady_ = true;
   BRAID_INFO(kLogInit | kLogNet, "one-sided network path ready (%s)", backend->name());
   return okStatus();
