@@ -440,12 +440,13 @@ ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclC
  * functions so that programs linked against them load and, in host mode, get what has a
  * meaning there (peer pointers into windows, teams of ranks; see docs/windows.md). The
  * types stay incomplete here: NVIDIA's nccl_device.h completes them, and its declarations
- * agree with these.
+ * agree with these. The team functions (ncclTeamWorld, ncclTeamLsa, ncclTeamRail,
+ * ncclTeamRankToWorld, ncclTeamRankToLsa) are exported too; they pass struct ncclTeam by
+ * value, so only nccl_device.h, which defines it, declares them.
  */
 struct ncclCommProperties;
 struct ncclDevComm;
 struct ncclDevCommRequirements;
-struct ncclTeam;
 
 /* NCCL 2.29. */
 ncclResult_t ncclCommQueryProperties(ncclComm_t comm, struct ncclCommProperties* props);
@@ -457,12 +458,6 @@ ncclResult_t ncclDevCommDestroy(ncclComm_t comm, struct ncclDevComm const* devCo
 ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset, void** outPtr);
 ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset, int lsaRank, void** outPtr);
 ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t offset, int peer, void** outPtr);
-/* NCCL 2.28: teams {nRanks, rank, stride} of the communicator's ranks. */
-struct ncclTeam ncclTeamWorld(ncclComm_t comm);
-struct ncclTeam ncclTeamLsa(ncclComm_t comm);
-struct ncclTeam ncclTeamRail(ncclComm_t comm);
-int ncclTeamRankToWorld(ncclComm_t comm, struct ncclTeam team, int rank);
-int ncclTeamRankToLsa(ncclComm_t comm, struct ncclTeam team, int rank);
 
 /*
  * Groups. Calls between ncclGroupStart and ncclGroupEnd are gathered and started together

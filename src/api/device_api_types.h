@@ -1,6 +1,7 @@
 // The types of NCCL's device API that nccl.h leaves incomplete, completed with NVIDIA's
 // layouts (nccl_device/core.h and host.h of NCCL 2.32.3): the ABI of the device API's host
-// functions depends on them, hence the checks.
+// functions depends on them, hence the checks. Also the team functions, which nccl.h does
+// not declare (they pass ncclTeam by value; NVIDIA's nccl_device.h declares them).
 #pragma once
 
 #include <cstddef>
@@ -45,3 +46,11 @@ static_assert(offsetof(ncclCommProperties, rank) == 16 && offsetof(ncclCommPrope
                   offsetof(ncclCommProperties, devCommRuntimeVersionSize) == 136 &&
                   offsetof(ncclCommProperties, cftCountedSupport) == 146 && sizeof(ncclCommProperties) == 152,
               "ncclCommProperties must keep NVIDIA's layout");
+
+extern "C" {
+ncclTeam ncclTeamWorld(ncclComm_t comm);
+ncclTeam ncclTeamLsa(ncclComm_t comm);
+ncclTeam ncclTeamRail(ncclComm_t comm);
+int ncclTeamRankToWorld(ncclComm_t comm, ncclTeam team, int rank);
+int ncclTeamRankToLsa(ncclComm_t comm, ncclTeam team, int rank);
+}
