@@ -89,6 +89,48 @@ TEST_F(OneRank, GroupsFillWindowHandlesAtTheirEndAndRunWaitsAfterPuts) {
   EXPECT_EQ(ncclCommWindowDeregister(comm_, window), ncclSuccess);
 }
 
+// Two ranks of one process (ncclCommInitAll) driven by one thread: registrations and
+// operations inside groups, waits queued before the puts they wait for.
+TEST(TwoRanksOneThread, GroupsRunWindowsThenPutsThenWaits) {
+  ncclComm_t comms[2] = {};
+  ASSERT_EQ(ncclCommInitAll(comms, 2, nullptr), ncclSuccess) << lastError();
+  void* buffers[2] = {};
+  ncclWindow_t windows[2] = {};
+  for (void*& buffer : buffers) ASSERT_EQ(ncclMemAlloc(&buffer, 4096), ncclSuccess);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(ncclCommWindowRegister(comms[r], buffers[r], 4096, &windows[r], 0), ncclSuccess) << lastError();
+  }
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
+  // Rank 0's pointer into rank 1's part is a second mapping of the same memory.
+  void* peer = nullptr;
+  ASSERT_EQ(ncclGetPeerDevicePointer(windows[0], 128, 1, &peer), ncclSuccess) << lastError();
+  EXPECT_NE(peer, static_cast<char*>(buffers[1]) + 128);
+  static_cast<int*>(peer)[0] = 4242;
+  EXPECT_EQ(static_cast<int*>(buffers[1])[32], 4242);
+
+  int values[2] = {11, 22};
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 2; ++r) {
+    ncclWaitSignalDesc_t fromOther = {1, 1 - r, 0, 0};
+    EXPECT_EQ(ncclWaitSignal(1, &fromOther, comms[r], nullptr), ncclSuccess);
+  }
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ncclPutSignal(&values[r], 1, ncclInt32, 1 - r, windows[r], 0, 0, 0, 0, comms[r], nullptr), ncclSuccess);
+  }
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
+  EXPECT_EQ(static_cast<int*>(buffers[1])[0], 11);
+  EXPECT_EQ(static_cast<int*>(buffers[0])[0], 22);
+
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(ncclCommWindowDeregister(comms[r], windows[r]), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << lastError();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ncclCommDestroy(comms[r]), ncclSuccess);
+    EXPECT_EQ(ncclMemFree(buffers[r]), ncclSuccess);
+  }
+}
+
 TEST_F(OneRank, BadArgumentsOfWindowsGetNamedErrors) {
   std::vector<char> buffer(4096);
   ncclWindow_t window = nullptr;
