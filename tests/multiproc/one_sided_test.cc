@@ -27,7 +27,7 @@ struct WindowBuffer {
     if (shared) {
       ok_ = ncclMemAlloc(&data_, bytes) == ncclSuccess;
     } else {
-      data_ = std::aligned_alloc(4096, bytes);
+      data_ = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
       ok_ = data_ != nullptr;
     }
     if (ok_) std::memset(data_, 0, bytes);

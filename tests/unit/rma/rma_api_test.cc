@@ -195,8 +195,9 @@ TEST_F(OneRank, BadArgumentsOfOneSidedOperationsGetNamedErrors) {
                "peerWin is NULL");
   EXPECT_ERROR(ncclPutSignal(nullptr, 8, ncclInt8, 0, window, 0, 0, 0, 0, comm_, nullptr), ncclInvalidArgument,
                "localbuff is NULL");
-  EXPECT_ERROR(ncclPutSignal(data, 8, static_cast<ncclDataType_t>(99), 0, window, 0, 0, 0, 0, comm_, nullptr),
-               ncclInvalidArgument, "datatype=99");
+  // ncclNumTypes: within the enum's range (C++ may not even load 99 from it), not a type.
+  EXPECT_ERROR(ncclPutSignal(data, 8, ncclNumTypes, 0, window, 0, 0, 0, 0, comm_, nullptr), ncclInvalidArgument,
+               "datatype=12");
   EXPECT_ERROR(ncclPutSignal(data, 8, ncclInt8, 0, window, 4090, 0, 0, 0, comm_, nullptr), ncclInvalidArgument,
                "leave rank 0's part of the window (4096 bytes)");
   EXPECT_ERROR(ncclPutSignal(data, 1, ncclInt8, 0, window, 5000, 0, 0, 0, comm_, nullptr), ncclInvalidArgument,
