@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 
 #include "core/rma/rma_wire.h"
 #include "util/log.h"
+#include "util/sanitizer_scope.h"
 
 namespace braid {
 
@@ -133,6 +135,9 @@ void RmaService::run() {
 
 bool RmaService::step(Incoming& in) {
   NetBackend& backend = *setup_.backend;
+  // A put's data is the peer's write into this rank's window (util/sanitizer_scope.h).
+  std::optional<ForeignWriteScope> foreign;
+  if (in.awaitingData) foreign.emplace();
   if (!in.request) {
     Status posted = in.awaitingData ? backend.irecv(*in.comm, in.dataAt, in.put.bytes, kRmaDataTag,
                                                     in.windowHandles[in.put.window], &in.request)
@@ -154,6 +159,7 @@ bool RmaService::step(Incoming& in) {
   }
   if (!done) return false;
   in.request = nullptr;
+  foreign.reset();
   if (!in.awaitingData) {
     if (bytes != sizeof(in.record)) {
       protocolError(in, "a record of " + std::to_string(bytes) + " bytes");
