@@ -96,25 +96,8 @@ TEST(OneSidedTwoHosts, PutsAndSignalsCrossTheLink) {
   if (!hosts.create()) {
     GTEST_SKIP() << "cannot create network namespaces here (needs root and iproute2): host-crossing tests skipped";
   }
-  std::string rendezvous = "file:///tmp/braid-rma-netns-" + std::to_string(getpid());
-  const int perHost = 2, n = 2 * perHost;
-  std::vector<ChildSpec> specs(n);
-  for (int i = 0; i < n; ++i) {
-    bool onA = i < perHost;
-    specs[i].scenario = "one_sided_from_env";
-    specs[i].args = {"300000"};
-    specs[i].wrapper = hosts.wrapper(onA);
-    specs[i].env = {{"RANK", std::to_string(i)},
-                    {"WORLD_SIZE", std::to_string(n)},
-                    {"BRAID_RENDEZVOUS", rendezvous},
-                    {"BRAID_JOB_TOKEN", "rma-netns-" + std::to_string(getpid())},
-                    {"NCCL_HOSTID", onA ? "host-a" : "host-b"},
-                    {"NCCL_DEBUG", "INFO"},
-                    {"NCCL_DEBUG_SUBSYS", "INIT,NET"},
-                    {"BRAID_BOOTSTRAP_TIMEOUT", "20"}};
-    specs[i].unsetEnv = {"MASTER_ADDR",          "MASTER_PORT", "NCCL_SOCKET_IFNAME",  "NCCL_COMM_ID",   "SLURM_PROCID",
-                         "OMPI_COMM_WORLD_RANK", "PMI_RANK",    "TORCHELASTIC_RUN_ID", "BRAIDRUN_JOB_ID"};
-  }
+  std::vector<ChildSpec> specs =
+      hosts.rankSpecs(2, "one_sided_from_env", {"300000"}, "rma-netns", {{"NCCL_DEBUG_SUBSYS", "INIT,NET"}});
   auto results = runChildren(specs, 60);
   expectAllSucceeded(results);
   for (const ChildResult& child : results) {

@@ -247,11 +247,6 @@ BRAID_CHILD_SCENARIO(one_sided_fault) {
   return 0;
 }
 
-double valueAfter(const std::string& output, const std::string& key) {
-  size_t at = output.find(key);
-  return at == std::string::npos ? -1 : std::atof(output.c_str() + at + key.size());
-}
-
 std::map<std::string, std::string> infoLog(int) { return {{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}}; }
 
 TEST(OneSided, RingOverNcclMemAllocGoesThroughMemory) {
