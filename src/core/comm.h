@@ -25,6 +25,13 @@ class Watchdog;
 }  // namespace braid
 
 struct ncclComm {
+  // Out of line (comm_init.cc), where every owned part is a complete type: code that
+  // destroys a communicator need not include them all.
+  ncclComm() = default;
+  ~ncclComm();
+  ncclComm(const ncclComm&) = delete;
+  ncclComm& operator=(const ncclComm&) = delete;
+
   // A live communicator has this magic; the API layer checks handles against the
   // registry first, so the magic only guards the registry's own bookkeeping.
   static constexpr uint64_t kMagic = 0x4d4d4f4344494152ull;  // "RAIDCOMM"

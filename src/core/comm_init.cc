@@ -291,6 +291,12 @@ std::string selfDescription(Comm* comm) {
 
 }  // namespace
 
+}  // namespace braid
+
+ncclComm::~ncclComm() = default;
+
+namespace braid {
+
 Status destroyComm(Comm* comm, bool abort) {
   if (!unregisterComm(comm)) {
     return BRAID_ERROR(ncclInvalidArgument, "comm %p is already being destroyed by another thread",
