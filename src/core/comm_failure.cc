@@ -8,6 +8,11 @@
 
 namespace braid {
 
+namespace {
+// How long a failed operation waits for the watchdog to name another rank as the cause.
+constexpr int kVerdictWaitMs = 300;
+}  // namespace
+
 void markPeerLost(Comm* comm, const std::string& reason) {
   {
     std::lock_guard<std::mutex> lock(comm->errorMutex);
@@ -30,20 +35,18 @@ std::string peerLostReason(Comm* comm) {
   return comm->remoteFailure;
 }
 
-namespace {
-
-// How long a failed operation waits for the watchdog to name another rank as the cause.
-constexpr int kVerdictWaitMs = 300;
-
-}  // namespace
-
-Status concludeFailedOperation(Comm* comm, Status result) {
-  if (result.ok()) return result;
+std::string awaitPeerLostReason(Comm* comm) {
   std::string lost = peerLostReason(comm);
   for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm->watchdog; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     lost = peerLostReason(comm);
   }
+  return lost;
+}
+
+Status concludeFailedOperation(Comm* comm, Status result) {
+  if (result.ok()) return result;
+  std::string lost = awaitPeerLostReason(comm);
   if (!lost.empty()) {
     // Another rank is gone: that is the cause, not the waits it ended.
     result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());

@@ -14,12 +14,16 @@ namespace braid {
 void markPeerLost(Comm* comm, const std::string& reason);
 // The recorded reason, empty while no other rank is known lost.
 std::string peerLostReason(Comm* comm);
+// The recorded reason, waiting up to kVerdictWait for one when there is none yet: a broken
+// connection is usually a rank that died, and the watchdog's verdict ("rank 3 is gone")
+// arrives within moments and says more than "connection reset". Returns at once when the
+// communicator has no watchdog. Empty when no verdict came.
+std::string awaitPeerLostReason(Comm* comm);
 
 // How an operation that failed ends its communicator (collectives, one-sided operations):
-// when another rank is known lost (or becomes known within a moment: a broken connection is
-// usually a dead rank, and "rank 3 is gone" says more than "connection reset"), the result
-// is ncclRemoteError with that reason; otherwise the failure is this rank's and the others
-// hear of it through the watchdog, so that they stop waiting for it. Either way the
+// when another rank is known lost (awaitPeerLostReason), the result is ncclRemoteError with
+// that reason; otherwise the failure is this rank's and the others hear of it through the
+// watchdog, so that they stop waiting for it. Either way the
 // communicator's async error is set and its abort flag raised. Returns the result to report.
 Status concludeFailedOperation(Comm* comm, Status result);
 
