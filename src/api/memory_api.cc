@@ -35,20 +35,3 @@ BRAID_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle)
     return comm->registrations.remove(handle);
   });
 }
-
-BRAID_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
-          int winFlags) {
-  (void)buff, (void)size, (void)win, (void)winFlags;
-  return api::apiCall("ncclCommWindowRegister", comm, [&]() -> Status {
-    BRAID_CHECK(api::checkComm(comm, "ncclCommWindowRegister"));
-    return api::notImplemented("ncclCommWindowRegister", "symmetric memory windows are not supported");
-  });
-}
-
-BRAID_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
-  (void)win;
-  return api::apiCall("ncclCommWindowDeregister", comm, [&]() -> Status {
-    BRAID_CHECK(api::checkComm(comm, "ncclCommWindowDeregister"));
-    return api::notImplemented("ncclCommWindowDeregister", "symmetric memory windows are not supported");
-  });
-}

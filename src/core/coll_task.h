@@ -4,12 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "algorithms/algo_proto.h"
 #include "kernels/reduce/functors.h"
 #include "nccl.h"
+#include "util/status.h"
 
 namespace braid {
 
@@ -48,13 +50,24 @@ struct DeviceStaging {
   size_t bytes = 0;
 };
 
+// A window registration or one-sided operation queued by a group (core/rma). At the
+// group's end they run in phases around the collectives: windows first (their handles are
+// filled by then, as NCCL promises), then puts and signals, then waits, so that a thread
+// driving several ranks of one communicator never waits for a signal it has yet to send.
+struct RmaTask {
+  enum Phase { kWindows = 0, kPuts = 1, kWaits = 2 };
+  Phase phase = kPuts;
+  std::function<Status()> run;
+};
+
 struct CommTasks {
   std::vector<CollTask> colls;
   std::vector<P2pTask> p2ps;
+  std::vector<RmaTask> rma;
   // Copies of inputs that must not change while the group runs (in-place AlltoAll).
   std::vector<std::unique_ptr<uint8_t[]>> staging;
   std::vector<DeviceStaging> deviceStaging;  // the same in GPU mode, copied on the stream
-  bool empty() const { return colls.empty() && p2ps.empty(); }
+  bool empty() const { return colls.empty() && p2ps.empty() && rma.empty(); }
 };
 
 }  // namespace braid

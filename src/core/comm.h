@@ -21,10 +21,18 @@
 namespace braid {
 class DataPath;
 class RootCancel;
+class RmaState;
 class Watchdog;
 }  // namespace braid
 
 struct ncclComm {
+  // Out of line (comm_init.cc), where every owned part is a complete type: code that
+  // destroys a communicator need not include them all.
+  ncclComm() = default;
+  ~ncclComm();
+  ncclComm(const ncclComm&) = delete;
+  ncclComm& operator=(const ncclComm&) = delete;
+
   // A live communicator has this magic; the API layer checks handles against the
   // registry first, so the magic only guards the registry's own bookkeeping.
   static constexpr uint64_t kMagic = 0x4d4d4f4344494152ull;  // "RAIDCOMM"
@@ -78,8 +86,14 @@ struct ncclComm {
   std::shared_ptr<braid::RootCancel> pendingGrowRoot;
 
   // Tells the other ranks when this one fails, and this one when another is lost
-  // (declared last: stopped first, before anything its callback touches goes).
+  // (stopped before anything its callback touches goes).
   std::unique_ptr<braid::Watchdog> watchdog;
+
+  // Windows and one-sided operations (core/rma/rma_state.h), created with the
+  // communicator, set up at the first ncclCommWindowRegister. Declared last, so destroyed
+  // first: its service thread may still fail the communicator through the watchdog, and it
+  // uses the data path's network backend.
+  std::unique_ptr<braid::RmaState> rma;
 };
 
 namespace braid {

@@ -70,12 +70,15 @@ Status revokedStatus(Comm* comm, const char* what) {
 }
 
 Status failOperation(Comm* comm, Status result) {
+  if (result.ok()) return result;
   if (comm->revoked.load()) return revokedStatus(comm, "the operation");
   std::string lost = awaitPeerLostReason(comm);
   if (!lost.empty()) {
     // Another rank is gone: that is the cause, not the waits it ended.
     result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());
   } else if (comm->watchdog) {
+    // The cause is here (a timeout, a broken connection): tell the others now, so that
+    // they fail at once instead of waiting for this rank.
     comm->watchdog->reportFailure(comm->bootstrap->peers()[static_cast<size_t>(comm->rank)].describe() +
                                   " failed: " + result.message());
   }

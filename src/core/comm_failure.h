@@ -32,7 +32,8 @@ bool markRevoked(Comm* comm, const std::string& reason, int byRank);
 // revoked, ncclRemoteError when another did.
 Status revokedStatus(Comm* comm, const char* what);
 
-// The end of an operation that failed on this rank (`result`, not ok):
+// The end of an operation (collectives, one-sided operations) that failed on this rank
+// (`result`; an ok result is returned as it is):
 //  - the communicator was revoked: the revoke stopped it; nothing else changes;
 //  - another rank is known lost (awaitPeerLostReason): ncclRemoteError with that reason;
 //  - otherwise the cause is here: the other ranks are told at once, so that they fail

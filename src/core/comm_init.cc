@@ -15,6 +15,7 @@
 #include "core/data_path.h"
 #include "core/group.h"
 #include "core/params.h"
+#include "core/rma/rma_state.h"
 #include "core/watchdog.h"
 #include "util/cuda_pointer.h"
 #include "util/env.h"
@@ -304,6 +305,12 @@ std::string selfDescription(Comm* comm) {
 }
 
 }  // namespace
+
+}  // namespace braid
+
+ncclComm::~ncclComm() = default;
+
+namespace braid {
 
 Status destroyComm(Comm* comm, bool abort) {
   if (!unregisterComm(comm)) {

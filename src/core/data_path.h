@@ -79,6 +79,9 @@ class DataPath {
   // The network backend's name ("IB", "Socket") once a connection between hosts (or
   // with shared memory off) has created it; nullptr before.
   const char* netName() const;
+  // The network backend for one-sided operations (core/rma), created as for a first
+  // connection between hosts when there is none yet. Lives as long as the data path.
+  Status netBackendForRma(NetBackend** out);
 
  private:
   struct Channel {
@@ -125,6 +128,7 @@ class DataPath {
   // What the connection log adds after "via ...": why P2P was not used where it could be.
   std::string connectionNote(int peer);
   Status ensureNet();
+  Status ensureNetBackend();  // the backend alone (IB or sockets), without the transport
   Status tryIb(bool forced);  // sets netBackend_ when IB is usable
   Status createSocketBackend();
   int p2pChannel(int peer) const { return (comm_.rank + peer) % settings_.defaultChannels; }

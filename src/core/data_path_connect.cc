@@ -157,10 +157,8 @@ std::string DataPath::connectionNote(int peer) {
 
 const char* DataPath::netName() const { return netBackend_ ? netBackend_->name() : nullptr; }
 
-Status DataPath::ensureNet() {
-  if (net_) return okStatus();
-  bool needed = settings_.shmDisable || comm_.layout.nNodes > 1;
-  if (!needed) return okStatus();
+Status DataPath::ensureNetBackend() {
+  if (netBackend_) return okStatus();
   // NCCL's order: IB when usable, else sockets; NCCL_NET names one and then it must work.
   bool forceIb = equalsIgnoreCase(settings_.netName, "IB");
   bool forceSocket = equalsIgnoreCase(settings_.netName, "Socket");
@@ -170,11 +168,25 @@ Status DataPath::ensureNet() {
   }
   if (!forceSocket) BRAID_CHECK(tryIb(forceIb));
   if (!netBackend_) BRAID_CHECK(createSocketBackend());
+  return okStatus();
+}
+
+Status DataPath::ensureNet() {
+  if (net_) return okStatus();
+  bool needed = settings_.shmDisable || comm_.layout.nNodes > 1;
+  if (!needed) return okStatus();
+  BRAID_CHECK(ensureNetBackend());
   proxy_ = std::make_unique<Proxy>(&comm_.abortFlag, comm_.rank, workerCpus_);
   proxyForMonitor_.store(proxy_.get());
   net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
                                         &comm_.abortFlag, comm_.cudaDev);
   BRAID_INFO(kLogInit | kLogNet, "Using network %s", netBackend_->name());
+  return okStatus();
+}
+
+Status DataPath::netBackendForRma(NetBackend** out) {
+  BRAID_CHECK(ensureNetBackend());
+  *out = netBackend_.get();
   return okStatus();
 }
 

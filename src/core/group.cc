@@ -145,7 +145,16 @@ Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work) {
     }
     LogRankScope scope(comm->rank);
     if (!comm->dataPath) return BRAID_ERROR(ncclInvalidUsage, "the communicator is not initialized");
-    return comm->dataPath->execute(tasks);
+    auto runRma = [&tasks](RmaTask::Phase phase) -> Status {
+      for (RmaTask& task : tasks.rma) {
+        if (task.phase == phase) BRAID_CHECK(task.run());
+      }
+      return okStatus();
+    };
+    BRAID_CHECK(runRma(RmaTask::kWindows));
+    if (!tasks.colls.empty() || !tasks.p2ps.empty()) BRAID_CHECK(comm->dataPath->execute(tasks));
+    BRAID_CHECK(runRma(RmaTask::kPuts));
+    return runRma(RmaTask::kWaits);
   };
   if (work.empty()) return okStatus();
   if (work.size() == 1) return runOne(work[0].first, work[0].second);

@@ -1,11 +1,13 @@
-// What the fault tests share: timing in seconds, and a rank that stops itself without
-// leaving a stopped process behind.
+// What the fault tests share: timing in seconds (and reading it back from a child's
+// output), and a rank that stops itself without leaving a stopped process behind.
 #pragma once
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <string>
 
 namespace braid::test {
 
@@ -13,6 +15,12 @@ using Clock = std::chrono::steady_clock;
 
 inline double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The number a child printed after `key` ("ERROR_AFTER 0.42"); -1 when it did not.
+inline double valueAfter(const std::string& output, const std::string& key) {
+  size_t at = output.find(key);
+  return at == std::string::npos ? -1 : std::atof(output.c_str() + at + key.size());
 }
 
 // A stopped process cannot end itself: a forked helper kills it after `seconds`, so that no

@@ -121,12 +121,6 @@ BRAID_CHILD_SCENARIO(fault) {
   return 0;
 }
 
-double valueAfter(const std::string& output, const std::string& key) {
-  size_t at = output.find(key);
-  if (at == std::string::npos) return -1;
-  return std::atof(output.c_str() + at + key.size());
-}
-
 struct FaultCase {
   int nranks;
   int victim;

@@ -48,6 +48,35 @@ BRAID_CHILD_SCENARIO(ib_collectives) {
   return 0;
 }
 
+// args: id. One-sided operations between the two ranks over plain memory, so that every put
+// and signal goes through the network backend (here IB) to the peer's service thread: puts
+// of several sizes (the largest split over the QPs), each followed by a wait and a check.
+BRAID_CHILD_SCENARIO(ib_one_sided) {
+  ncclUniqueId id = argToId(ctx.args[0]);
+  const int r = ctx.index, peer = 1 - r;
+  ncclComm_t comm = nullptr;
+  CHILD_OK(ncclCommInitRank(&comm, 2, id, r));
+  std::vector<int> window(1 << 20, 0), source(1 << 20);
+  ncclWindow_t win = nullptr;
+  CHILD_OK(ncclCommWindowRegister(comm, window.data(), window.size() * sizeof(int), &win, 0));
+  int round = 0;
+  for (size_t count : {size_t{0}, size_t{1}, size_t{4099}, window.size()}) {
+    ++round;
+    for (size_t i = 0; i < count; ++i) source[i] = round * 1000 + r * 100 + static_cast<int>(i % 97);
+    CHILD_OK(ncclPutSignal(source.data(), count, ncclInt32, peer, win, 0, 0, 0, 0, comm, nullptr));
+    ncclWaitSignalDesc_t fromPeer = {1, peer, 0, 0};
+    CHILD_OK(ncclWaitSignal(1, &fromPeer, comm, nullptr));
+    for (size_t i = 0; i < count; ++i) CHILD_CHECK(window[i] == round * 1000 + peer * 100 + static_cast<int>(i % 97));
+    // The peer has checked its copy before the next round overwrites it.
+    CHILD_OK(ncclSignal(peer, 0, 0, 0, comm, nullptr));
+    CHILD_OK(ncclWaitSignal(1, &fromPeer, comm, nullptr));
+  }
+  CHILD_OK(ncclCommWindowDeregister(comm, win));
+  CHILD_OK(ncclCommDestroy(comm));
+  std::printf("IB one-sided operations passed on rank %d\n", r);
+  return 0;
+}
+
 // args: id. An all-reduce that must fail with a clear error (NCCL_NET=IB, no usable IB).
 BRAID_CHILD_SCENARIO(ib_forced_unusable) {
   ncclUniqueId id = argToId(ctx.args[0]);
@@ -142,6 +171,17 @@ TEST_F(IbCollectives, TwoRanksOverIbWithAutomaticGid) {
     }
   }
   std::printf("%s\n", results[0].output.c_str());
+}
+
+TEST_F(IbCollectives, OneSidedOperationsOverIb) {
+  auto env = baseEnv();
+  env["NCCL_NET"] = "IB";
+  auto results = runScenario("ib_one_sided", 2, {idToArg(freshId())}, kTimeout, [&](int) { return env; });
+  expectAllSucceeded(results);
+  for (const ChildResult& result : results) {
+    EXPECT_NE(result.output.find("one-sided network path ready (IB)"), std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find("NCCL WARN"), std::string::npos) << result.output;
+  }
 }
 
 TEST_F(IbCollectives, SeveralQueuePairsPerConnection) {

@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "child_process.h"
 
 namespace braid::test {
 
@@ -54,6 +57,36 @@ class NetnsHosts {
   }
   // The command prefix that starts a child on one host.
   std::vector<std::string> wrapper(bool onA) const { return {"ip", "netns", "exec", onA ? nsA : nsB}; }
+
+  // 2 x perHost ranks of `scenario`, the first perHost on host A, each host with its own
+  // NCCL_HOSTID, finding each other as braidCommInitFromEnv does under a launcher (RANK,
+  // WORLD_SIZE, a file rendezvous named after `tag`), with INFO logs and a short bootstrap
+  // timeout; `extraEnv` is added to every rank.
+  std::vector<ChildSpec> rankSpecs(int perHost, const std::string& scenario, const std::vector<std::string>& args,
+                                   const std::string& tagName,
+                                   const std::map<std::string, std::string>& extraEnv = {}) const {
+    std::string id = tagName + "-" + std::to_string(getpid());
+    int n = 2 * perHost;
+    std::vector<ChildSpec> specs(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      bool onA = i < perHost;
+      ChildSpec& spec = specs[static_cast<size_t>(i)];
+      spec.scenario = scenario;
+      spec.args = args;
+      spec.wrapper = wrapper(onA);
+      spec.env = {{"RANK", std::to_string(i)},
+                  {"WORLD_SIZE", std::to_string(n)},
+                  {"BRAID_RENDEZVOUS", "file:///tmp/braid-" + id},
+                  {"BRAID_JOB_TOKEN", id},
+                  {"NCCL_HOSTID", onA ? "host-a" : "host-b"},
+                  {"NCCL_DEBUG", "INFO"},
+                  {"BRAID_BOOTSTRAP_TIMEOUT", "20"}};
+      for (const auto& [k, v] : extraEnv) spec.env[k] = v;
+      spec.unsetEnv = {"MASTER_ADDR",          "MASTER_PORT", "NCCL_SOCKET_IFNAME",  "NCCL_COMM_ID",   "SLURM_PROCID",
+                       "OMPI_COMM_WORLD_RANK", "PMI_RANK",    "TORCHELASTIC_RUN_ID", "BRAIDRUN_JOB_ID"};
+    }
+    return specs;
+  }
 
   const std::string tag, nsA, nsB, vethA, vethB;
 

@@ -64,26 +64,8 @@ class TwoHosts : public ::testing::Test {
   // `perHost` ranks in each namespace; `extraEnv` added to every rank.
   std::vector<ChildResult> run(int perHost, const std::map<std::string, std::string>& extraEnv,
                                const std::string& scenario = "init_from_env") {
-    std::string rendezvous = "file:///tmp/braid-netns-rendezvous-" + std::to_string(getpid());
     int n = 2 * perHost;
-    std::vector<ChildSpec> specs(n);
-    for (int i = 0; i < n; ++i) {
-      bool onA = i < perHost;
-      specs[i].scenario = scenario;
-      specs[i].args = {std::to_string(n), "env"};
-      specs[i].wrapper = hosts_.wrapper(onA);
-      specs[i].env = {{"RANK", std::to_string(i)},
-                      {"WORLD_SIZE", std::to_string(n)},
-                      {"BRAID_RENDEZVOUS", rendezvous},
-                      {"BRAID_JOB_TOKEN", "netns-" + std::to_string(getpid())},
-                      {"NCCL_HOSTID", onA ? "host-a" : "host-b"},
-                      {"NCCL_DEBUG", "INFO"},
-                      {"BRAID_BOOTSTRAP_TIMEOUT", "20"}};
-      for (const auto& [k, v] : extraEnv) specs[i].env[k] = v;
-      specs[i].unsetEnv = {"MASTER_ADDR",  "MASTER_PORT",         "NCCL_SOCKET_IFNAME",
-                           "NCCL_COMM_ID", "SLURM_PROCID",        "OMPI_COMM_WORLD_RANK",
-                           "PMI_RANK",     "TORCHELASTIC_RUN_ID", "BRAIDRUN_JOB_ID"};
-    }
+    std::vector<ChildSpec> specs = hosts_.rankSpecs(perHost, scenario, {std::to_string(n), "env"}, "netns", extraEnv);
     return runChildren(specs, 60);
   }
 

@@ -1,6 +1,7 @@
 // What a process holds that a communicator could leak: open file descriptors (sockets,
 // listening ports, eventfds, shared-memory files), threads, and shared-memory mappings of
-// Braid's segments. Tests take a snapshot before and compare after destroy/abort.
+// Braid's segments (POSIX ones in /dev/shm and anonymous memory files, "/memfd:braid-...").
+// Tests take a snapshot before and compare after destroy/abort.
 #pragma once
 
 #include <dirent.h>
@@ -34,7 +35,9 @@ struct ProcessResources {
     r.threads = countEntries("/proc/self/task");
     std::ifstream maps("/proc/self/maps");
     for (std::string line; std::getline(maps, line);) {
-      if (line.find("/dev/shm/braid") != std::string::npos) ++r.shmMappings;
+      if (line.find("/dev/shm/braid") != std::string::npos || line.find("/memfd:braid") != std::string::npos) {
+        ++r.shmMappings;
+      }
     }
     return r;
   }

@@ -158,15 +158,6 @@ TEST(Api, ShrinkChecksItsArguments) {
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
-TEST(Api, UnimplementedFunctionsSayWhyAndNeverSucceed) {
-  ncclComm_t comm = makeOneRankComm();
-  float buffer[4] = {};
-  ncclWindow_t window = nullptr;
-  EXPECT_EQ(ncclCommWindowRegister(comm, buffer, sizeof(buffer), &window, 0), ncclInvalidUsage);
-  EXPECT_NE(lastError().find("ncclCommWindowRegister is not implemented"), std::string::npos) << lastError();
-  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
-}
-
 TEST(Api, RegistrationHandlesBelongToTheirCommunicator) {
   ncclComm_t comm = makeOneRankComm();
   ncclComm_t other = makeOneRankComm();

@@ -108,7 +108,7 @@ ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle);
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
 ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
 
-/* Undoes ncclCommWindowRegister. */
+/* Undoes ncclCommWindowRegister (collective). */
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 
@@ -206,3 +206,20 @@ ncclResult_t pncclGroupEnd(void);
 /* Like ncclGroupEnd, but only estimates the time the group would take. */
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
+
+/*
+ * The host-callable part of NCCL's device API, which NVIDIA declares in nccl_device.h
+ * together with its types. Braid has no device API; it exports these functions so that
+ * programs linked against them load and, in host mode, get what has a meaning there
+ * (docs/windows.md). The types stay incomplete here: NVIDIA's nccl_device.h completes them,
+ * and its declarations agree with these. The team functions (ncclTeamWorld, ncclTeamLsa,
+ * ncclTeamRail, ncclTeamRankToWorld, ncclTeamRankToLsa) are exported too; they pass struct
+ * ncclTeam by value, so only nccl_device.h, which defines it, declares them.
+ */
+struct ncclDevComm;
+struct ncclDevCommRequirements;
+
+/* Device communicators are for kernels of NCCL's device API (ncclInvalidUsage in Braid). */
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, struct ncclDevCommRequirements const* reqs,
+                               struct ncclDevComm* outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, struct ncclDevComm const* devComm);
