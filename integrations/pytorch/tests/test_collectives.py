@@ -9,6 +9,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import group_cases  # noqa: E402
 import harness  # noqa: E402
 
 COUNTS = [1, 7, 1000, 65537]
@@ -257,6 +258,7 @@ def worker(ctx):
     x = torch.ones(3)
     dist.all_reduce(x, group=braid)
     expect_equal("allreduce after errors", x, torch.full((3,), float(n)))
+    group_cases.check(ctx, failures, expect_equal)
     if me == 0:
         print(f"references: {sorted(sources)}", flush=True)
     return failures
