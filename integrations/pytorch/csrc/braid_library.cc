@@ -28,8 +28,8 @@ void loadBraidLibrary(const std::string& path) {
   TORCH_CHECK(handle, "braid: cannot load Braid's library ", path, ": ", dlerror());
   BraidLibrary table;
   std::string missing;
-#define BRAID_TORCH_LIBRARY_LOOKUP(name)                                           \
-  table.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));          \
+#define BRAID_TORCH_LIBRARY_LOOKUP(name)                                  \
+  table.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name)); \
   if (!table.name) missing += std::string(missing.empty() ? "" : ", ") + #name;
   BRAID_TORCH_LIBRARY_FUNCTIONS(BRAID_TORCH_LIBRARY_LOOKUP)
 #undef BRAID_TORCH_LIBRARY_LOOKUP

@@ -17,28 +17,28 @@
 
 namespace braid::torch_ext {
 
-#define BRAID_TORCH_LIBRARY_FUNCTIONS(X)                                                                            \
-  X(ncclGetVersion)                                                                                                 \
-  X(ncclGetUniqueId)                                                                                                \
-  X(ncclGetErrorString)                                                                                             \
-  X(ncclGetLastError)                                                                                               \
-  X(braidCommInitRankHost)                                                                                          \
-  X(ncclCommGetAsyncError)                                                                                          \
-  X(ncclCommAbort)                                                                                                  \
-  X(ncclCommDestroy)                                                                                                \
-  X(ncclCommSplit)                                                                                                  \
-  X(ncclCommUserRank)                                                                                               \
-  X(ncclCommCount)                                                                                                  \
-  X(ncclRedOpCreatePreMulSum)                                                                                       \
-  X(ncclRedOpDestroy)                                                                                               \
-  X(ncclGroupStart)                                                                                                 \
-  X(ncclGroupEnd)                                                                                                   \
-  X(ncclAllReduce)                                                                                                  \
-  X(ncclBroadcast)                                                                                                  \
-  X(ncclReduce)                                                                                                     \
-  X(ncclAllGather)                                                                                                  \
-  X(ncclReduceScatter)                                                                                              \
-  X(ncclSend)                                                                                                       \
+#define BRAID_TORCH_LIBRARY_FUNCTIONS(X) \
+  X(ncclGetVersion)                      \
+  X(ncclGetUniqueId)                     \
+  X(ncclGetErrorString)                  \
+  X(ncclGetLastError)                    \
+  X(braidCommInitRankHost)               \
+  X(ncclCommGetAsyncError)               \
+  X(ncclCommAbort)                       \
+  X(ncclCommDestroy)                     \
+  X(ncclCommSplit)                       \
+  X(ncclCommUserRank)                    \
+  X(ncclCommCount)                       \
+  X(ncclRedOpCreatePreMulSum)            \
+  X(ncclRedOpDestroy)                    \
+  X(ncclGroupStart)                      \
+  X(ncclGroupEnd)                        \
+  X(ncclAllReduce)                       \
+  X(ncclBroadcast)                       \
+  X(ncclReduce)                          \
+  X(ncclAllGather)                       \
+  X(ncclReduceScatter)                   \
+  X(ncclSend)                            \
   X(ncclRecv)
 
 struct BraidLibrary {

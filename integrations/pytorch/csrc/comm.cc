@@ -94,11 +94,10 @@ Reduction preMulSumFor(const char* what, at::ScalarType dtype, const c10d::Reduc
 
 }  // namespace
 
-ScopedRedOp::ScopedRedOp(Comm& comm, const Reduction& reduction, const char* what)
-    : comm_(comm), op_(reduction.op) {
+ScopedRedOp::ScopedRedOp(Comm& comm, const Reduction& reduction, const char* what) : comm_(comm), op_(reduction.op) {
   if (!reduction.premulFactor.defined()) return;
   comm_.check(braidLib().ncclRedOpCreatePreMulSum(&op_, reduction.premulFactor.data_ptr(), reduction.type,
-                                       ncclScalarHostImmediate, comm_.get()),
+                                                  ncclScalarHostImmediate, comm_.get()),
               what);
   created_ = true;
 }
@@ -287,7 +286,8 @@ std::unique_ptr<Comm> Comm::split(int color, int key, std::chrono::milliseconds 
   // Rank and size are known once the split completed; poll with the child as a Comm.
   std::unique_ptr<Comm> result(new Comm(child, rank_, size_));
   result->awaitReady(deadline, timeout, "split of color " + std::to_string(color));
-  if (braidLib().ncclCommUserRank(child, &childRank) != ncclSuccess || braidLib().ncclCommCount(child, &childSize) != ncclSuccess) {
+  if (braidLib().ncclCommUserRank(child, &childRank) != ncclSuccess ||
+      braidLib().ncclCommCount(child, &childSize) != ncclSuccess) {
     throw BraidError("braid: the communicator split from rank " + std::to_string(rank_) +
                      " cannot say its rank and size: " + lastError(child, ncclInvalidUsage));
   }

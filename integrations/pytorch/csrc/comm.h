@@ -29,7 +29,7 @@ class BraidError : public std::runtime_error {
 struct Reduction {
   ncclDataType_t type;
   ncclRedOp_t op;
-  size_t countScale;  // elements of `type` per tensor element (2 for complex)
+  size_t countScale;        // elements of `type` per tensor element (2 for complex)
   at::Tensor premulFactor;  // PREMUL_SUM only: one element of the reduced type, on the CPU
 };
 

@@ -1,5 +1,5 @@
-#include "braid_library.h"
 #include "engine.h"
+#include "braid_library.h"
 
 #include <cstring>
 #include <numeric>
@@ -129,7 +129,8 @@ WorkPtr Engine::allreduce(TensorList& tensors, const c10d::AllreduceOptions& opt
     size_t count = static_cast<size_t>(t.numel()) * red.countScale;
     auto op = std::make_shared<ScopedRedOp>(*comm, red, "allreduce");
     after.keep(op);
-    comm->check(braidLib().ncclAllReduce(ptr(t), ptr(t), count, red.type, op->get(), comm->get(), nullptr), "allreduce");
+    comm->check(braidLib().ncclAllReduce(ptr(t), ptr(t), count, red.type, op->get(), comm->get(), nullptr),
+                "allreduce");
   });
 }
 
@@ -144,7 +145,8 @@ WorkPtr Engine::reduce(TensorList& tensors, const c10d::ReduceOptions& opts) {
     size_t count = static_cast<size_t>(t.numel()) * red.countScale;
     auto op = std::make_shared<ScopedRedOp>(*comm, red, "reduce");
     after.keep(op);
-    comm->check(braidLib().ncclReduce(ptr(t), ptr(t), count, red.type, op->get(), root, comm->get(), nullptr), "reduce");
+    comm->check(braidLib().ncclReduce(ptr(t), ptr(t), count, red.type, op->get(), root, comm->get(), nullptr),
+                "reduce");
   });
 }
 
@@ -179,7 +181,8 @@ WorkPtr Engine::allgatherBase(at::Tensor& output, at::Tensor& input, const c10d:
   Comm* comm = comm_.get();
   at::Tensor in = input, out = output;
   return submit(c10d::OpType::_ALLGATHER_BASE, "_allgather_base", {out}, [comm, in, out](AfterGroup&) {
-    comm->check(braidLib().ncclAllGather(ptr(in), ptr(out), bytes(in), ncclUint8, comm->get(), nullptr), "_allgather_base");
+    comm->check(braidLib().ncclAllGather(ptr(in), ptr(out), bytes(in), ncclUint8, comm->get(), nullptr),
+                "_allgather_base");
   });
 }
 
@@ -288,13 +291,14 @@ WorkPtr Engine::reduceScatterBase(at::Tensor& output, at::Tensor& input, const c
   Reduction red = reductionFor("_reduce_scatter_base", output.scalar_type(), opts.reduceOp);
   Comm* comm = comm_.get();
   at::Tensor in = input, out = output;
-  return submit(c10d::OpType::_REDUCE_SCATTER_BASE, "_reduce_scatter_base", {out}, [comm, in, out, red](AfterGroup& after) {
-    size_t count = static_cast<size_t>(out.numel()) * red.countScale;
-    auto op = std::make_shared<ScopedRedOp>(*comm, red, "_reduce_scatter_base");
-    after.keep(op);
-    comm->check(braidLib().ncclReduceScatter(ptr(in), ptr(out), count, red.type, op->get(), comm->get(), nullptr),
-                "_reduce_scatter_base");
-  });
+  return submit(
+      c10d::OpType::_REDUCE_SCATTER_BASE, "_reduce_scatter_base", {out}, [comm, in, out, red](AfterGroup& after) {
+        size_t count = static_cast<size_t>(out.numel()) * red.countScale;
+        auto op = std::make_shared<ScopedRedOp>(*comm, red, "_reduce_scatter_base");
+        after.keep(op);
+        comm->check(braidLib().ncclReduceScatter(ptr(in), ptr(out), count, red.type, op->get(), comm->get(), nullptr),
+                    "_reduce_scatter_base");
+      });
 }
 
 WorkPtr Engine::alltoallBase(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& outputSplits,
@@ -453,9 +457,8 @@ void Engine::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRank
   if (me != 0) {
     store_->set(arrived(me), std::vector<uint8_t>{1});
     if (!waitFor(done, deadline)) {
-      throw BraidError("braid: monitored_barrier: rank " + std::to_string(me) +
-                       " was not released by rank 0 within " + ms +
-                       " ms (rank 0 did not arrive, or another rank did not: rank 0's error names it)");
+      throw BraidError("braid: monitored_barrier: rank " + std::to_string(me) + " was not released by rank 0 within " +
+                       ms + " ms (rank 0 did not arrive, or another rank did not: rank 0's error names it)");
     }
     return;
   }

@@ -74,8 +74,7 @@ class Engine {
   WorkPtr allgatherCoalesced(std::vector<TensorList>& outputLists, TensorList& inputs,
                              const c10d::AllgatherOptions& opts);
   WorkPtr allgatherIntoTensorCoalesced(TensorList& outputs, TensorList& inputs, const c10d::AllgatherOptions& opts);
-  WorkPtr reduceScatterTensorCoalesced(TensorList& outputs, TensorList& inputs,
-                                       const c10d::ReduceScatterOptions& opts);
+  WorkPtr reduceScatterTensorCoalesced(TensorList& outputs, TensorList& inputs, const c10d::ReduceScatterOptions& opts);
   WorkPtr reduce(TensorList& tensors, const c10d::ReduceOptions& opts);
   WorkPtr allgather(std::vector<TensorList>& outputs, TensorList& inputs, const c10d::AllgatherOptions& opts);
   WorkPtr allgatherBase(at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts);
@@ -144,7 +143,7 @@ class Engine {
   std::optional<Pending> coalescing_;
   std::shared_ptr<P2pBatch> p2p_;  // shared: Works reach it after the group is gone
   at::Tensor barrierBuffer_;
-  uint64_t sequence_ = 0;          // touched by the calling thread only
+  uint64_t sequence_ = 0;           // touched by the calling thread only
   uint64_t monitoredBarriers_ = 0;  // names each monitored barrier's keys in the store
 };
 

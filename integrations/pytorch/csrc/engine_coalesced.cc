@@ -49,25 +49,26 @@ WorkPtr Engine::allreduceCoalesced(TensorList& tensors, const c10d::AllreduceCoa
   }
   Reduction red = reductionFor("allreduce_coalesced", tensors[0].scalar_type(), opts.reduceOp);
   Comm* comm = comm_.get();
-  return submit(c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", tensors,
-                [comm, tensors, red](AfterGroup& after) {
-                  // One allreduce over the concatenation: one call instead of one per tensor.
-                  std::vector<at::Tensor> flat;
-                  for (const at::Tensor& t : tensors) flat.push_back(t.reshape({-1}));
-                  at::Tensor buffer = at::cat(flat);
-                  size_t count = static_cast<size_t>(buffer.numel()) * red.countScale;
-                  auto op = std::make_shared<ScopedRedOp>(*comm, red, "allreduce_coalesced");
-                  after.keep(op);
-                  comm->check(braidLib().ncclAllReduce(ptr(buffer), ptr(buffer), count, red.type, op->get(), comm->get(), nullptr),
-                              "allreduce_coalesced");
-                  after.add([tensors, buffer] {
-                    int64_t offset = 0;
-                    for (const at::Tensor& t : tensors) {
-                      t.view({-1}).copy_(buffer.narrow(0, offset, t.numel()));
-                      offset += t.numel();
-                    }
-                  });
-                });
+  return submit(
+      c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", tensors, [comm, tensors, red](AfterGroup& after) {
+        // One allreduce over the concatenation: one call instead of one per tensor.
+        std::vector<at::Tensor> flat;
+        for (const at::Tensor& t : tensors) flat.push_back(t.reshape({-1}));
+        at::Tensor buffer = at::cat(flat);
+        size_t count = static_cast<size_t>(buffer.numel()) * red.countScale;
+        auto op = std::make_shared<ScopedRedOp>(*comm, red, "allreduce_coalesced");
+        after.keep(op);
+        comm->check(
+            braidLib().ncclAllReduce(ptr(buffer), ptr(buffer), count, red.type, op->get(), comm->get(), nullptr),
+            "allreduce_coalesced");
+        after.add([tensors, buffer] {
+          int64_t offset = 0;
+          for (const at::Tensor& t : tensors) {
+            t.view({-1}).copy_(buffer.narrow(0, offset, t.numel()));
+            offset += t.numel();
+          }
+        });
+      });
 }
 
 WorkPtr Engine::allgatherCoalesced(std::vector<TensorList>& outputLists, TensorList& inputs,
@@ -96,7 +97,8 @@ WorkPtr Engine::allgatherCoalesced(std::vector<TensorList>& outputLists, TensorL
       Group group(*comm, what);
       for (const at::Tensor& in : ins) {
         flats.push_back(at::empty({n, in.numel()}, in.options()));
-        comm->check(braidLib().ncclAllGather(ptr(in), ptr(flats.back()), bytes(in), ncclUint8, comm->get(), nullptr), what);
+        comm->check(braidLib().ncclAllGather(ptr(in), ptr(flats.back()), bytes(in), ncclUint8, comm->get(), nullptr),
+                    what);
       }
     }
     after.add([ins, lists, flats, n] {
@@ -107,8 +109,7 @@ WorkPtr Engine::allgatherCoalesced(std::vector<TensorList>& outputLists, TensorL
   });
 }
 
-WorkPtr Engine::allgatherIntoTensorCoalesced(TensorList& outputs, TensorList& inputs,
-                                             const c10d::AllgatherOptions&) {
+WorkPtr Engine::allgatherIntoTensorCoalesced(TensorList& outputs, TensorList& inputs, const c10d::AllgatherOptions&) {
   const char* what = "allgather_into_tensor_coalesced";
   TORCH_CHECK(outputs.size() == inputs.size(), "braid: ", what, ": ", inputs.size(), " inputs but ", outputs.size(),
               " outputs");
@@ -126,7 +127,8 @@ WorkPtr Engine::allgatherIntoTensorCoalesced(TensorList& outputs, TensorList& in
   return submit(c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, what, outs, [comm, ins, outs, what](AfterGroup&) {
     Group group(*comm, what);
     for (size_t i = 0; i < ins.size(); ++i) {
-      comm->check(braidLib().ncclAllGather(ptr(ins[i]), ptr(outs[i]), bytes(ins[i]), ncclUint8, comm->get(), nullptr), what);
+      comm->check(braidLib().ncclAllGather(ptr(ins[i]), ptr(outs[i]), bytes(ins[i]), ncclUint8, comm->get(), nullptr),
+                  what);
     }
   });
 }
@@ -134,8 +136,8 @@ WorkPtr Engine::allgatherIntoTensorCoalesced(TensorList& outputs, TensorList& in
 WorkPtr Engine::reduceScatterTensorCoalesced(TensorList& outputs, TensorList& inputs,
                                              const c10d::ReduceScatterOptions& opts) {
   const char* what = "reduce_scatter_tensor_coalesced";
-  TORCH_CHECK(outputs.size() == inputs.size() && !inputs.empty(), "braid: ", what, ": ", inputs.size(),
-              " inputs and ", outputs.size(), " outputs (one each, at least one)");
+  TORCH_CHECK(outputs.size() == inputs.size() && !inputs.empty(), "braid: ", what, ": ", inputs.size(), " inputs and ",
+              outputs.size(), " outputs (one each, at least one)");
   std::vector<Reduction> reductions;
   for (size_t i = 0; i < inputs.size(); ++i) {
     checkTensor(what, inputs[i]);
@@ -149,17 +151,19 @@ WorkPtr Engine::reduceScatterTensorCoalesced(TensorList& outputs, TensorList& in
   }
   Comm* comm = comm_.get();
   TensorList ins = inputs, outs = outputs;
-  return submit(c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, what, outs, [comm, ins, outs, reductions, what](AfterGroup& after) {
-    Group group(*comm, what);
-    for (size_t i = 0; i < ins.size(); ++i) {
-      const Reduction& red = reductions[i];
-      auto op = std::make_shared<ScopedRedOp>(*comm, red, what);
-      after.keep(op);
-      size_t count = static_cast<size_t>(outs[i].numel()) * red.countScale;
-      comm->check(braidLib().ncclReduceScatter(ptr(ins[i]), ptr(outs[i]), count, red.type, op->get(), comm->get(), nullptr),
-                  what);
-    }
-  });
+  return submit(c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, what, outs,
+                [comm, ins, outs, reductions, what](AfterGroup& after) {
+                  Group group(*comm, what);
+                  for (size_t i = 0; i < ins.size(); ++i) {
+                    const Reduction& red = reductions[i];
+                    auto op = std::make_shared<ScopedRedOp>(*comm, red, what);
+                    after.keep(op);
+                    size_t count = static_cast<size_t>(outs[i].numel()) * red.countScale;
+                    comm->check(braidLib().ncclReduceScatter(ptr(ins[i]), ptr(outs[i]), count, red.type, op->get(),
+                                                             comm->get(), nullptr),
+                                what);
+                  }
+                });
 }
 
 }  // namespace braid::torch_ext

@@ -14,7 +14,6 @@ namespace braid::torch_ext {
 
 using TensorList = std::vector<at::Tensor>;
 
-
 // Braid runs on host memory here; the message says where GPU tensors go instead.
 inline void checkTensor(const char* what, const at::Tensor& t, bool needContiguous = true) {
   TORCH_CHECK(t.defined(), "braid: ", what, ": a tensor is undefined");

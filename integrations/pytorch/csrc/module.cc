@@ -27,9 +27,10 @@ PYBIND11_MODULE(_C, m) {
   py::register_exception<braid::torch_ext::BraidError>(m, "BraidError", PyExc_RuntimeError);
   // The base class is torch._C._distributed_c10d.Backend (import torch.distributed first).
   py::class_<BraidBackend, c10d::Backend, c10::intrusive_ptr<BraidBackend>>(m, "BraidBackend")
-      .def("perform_nocolor_split", [](BraidBackend& self, const py::object& /*device*/) { self.performNocolorSplit(); },
-           py::arg("device") = py::none(), py::call_guard<py::gil_scoped_release>(),
-           "Takes part in a split of this group without joining a new group (new_group on a non-member).")
+      .def(
+          "perform_nocolor_split", [](BraidBackend& self, const py::object& /*device*/) { self.performNocolorSplit(); },
+          py::arg("device") = py::none(), py::call_guard<py::gil_scoped_release>(),
+          "Takes part in a split of this group without joining a new group (new_group on a non-member).")
       .def(
           "split_for_group",
           [](BraidBackend& self, const c10::intrusive_ptr<c10d::Store>& store, const std::vector<int64_t>& ranks,
