@@ -8,6 +8,7 @@ runs the process group's CPU collectives on Braid's host-mode collectives. See
 docs/pytorch.md in Braid's sources.
 """
 
+import atexit
 import datetime
 
 import torch  # noqa: F401  (loads libtorch before the extension)
@@ -23,6 +24,8 @@ from ._C import BraidBackend, BraidError  # noqa: E402,F401  (BraidError: a fail
 # the "nccl" backend), which the dynamic linker would give a module that asks by name.
 LIBRARY = _library.PATH
 _C.load_library(LIBRARY)
+# Queued operations finish before Python finalizes: their Futures' callbacks may need it.
+atexit.register(_C.finish_all)
 
 BACKEND_NAME = "braid"
 

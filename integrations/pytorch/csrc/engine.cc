@@ -2,7 +2,9 @@
 #include "braid_library.h"
 
 #include <cstring>
+#include <mutex>
 #include <numeric>
+#include <set>
 #include <utility>
 
 #include <c10/util/Exception.h>
@@ -10,6 +12,28 @@
 #include "engine_util.h"
 
 namespace braid::torch_ext {
+
+namespace {
+
+// Every live Engine of the process, for finishAll.
+std::mutex& enginesMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::set<Engine*>& engines() {
+  static std::set<Engine*> all;
+  return all;
+}
+
+}  // namespace
+
+void Engine::finishAll(std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(enginesMutex());
+  for (Engine* engine : engines()) {
+    engine->p2p_->flush();
+    engine->queue_->drainFor(timeout);
+  }
+}
 
 Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std::chrono::milliseconds timeout)
     : Engine(store, std::make_unique<Comm>(store, rank, size, timeout), timeout) {}
@@ -31,9 +55,15 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, std::unique_ptr<Com
         store, rank, size, peerTimeout,
         PeerMonitor::Hooks{[queue] { return queue->busyFor(); }, [this](const std::string& why) { fail(why); }});
   }
+  std::lock_guard<std::mutex> lock(enginesMutex());
+  engines().insert(this);
 }
 
 Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(enginesMutex());
+    engines().erase(this);
+  }
   p2p_->flush();
   {
     std::lock_guard<std::recursive_mutex> lock(p2p_->mutex);

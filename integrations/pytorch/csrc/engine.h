@@ -59,6 +59,11 @@ class Engine {
   // Finishes the queued operations, then frees the communicator.
   ~Engine();
 
+  // Runs what every group of the process has queued, each for at most `timeout`: called at
+  // the interpreter's exit (braid_torch registers it with atexit), so that no operation
+  // completes, and no Future callback runs, while Python finalizes.
+  static void finishAll(std::chrono::milliseconds timeout);
+
   int rank() const { return comm_->rank(); }
   // Operations submitted so far (the same on every rank that calls the same operations);
   // torch's debug wrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL) compares it across ranks.

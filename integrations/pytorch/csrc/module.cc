@@ -48,6 +48,10 @@ PYBIND11_MODULE(_C, m) {
       py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_seconds"),
       py::call_guard<py::gil_scoped_release>(),
       "Makes the backend of a new group (torch.distributed calls this through Backend.register_backend).");
+  m.def(
+      "finish_all", [] { braid::torch_ext::Engine::finishAll(std::chrono::seconds(10)); },
+      py::call_guard<py::gil_scoped_release>(),
+      "Runs what every braid group has queued (at most 10 s each); braid_torch calls it at exit.");
   m.def("nccl_version", [] {
     int v = 0;
     braid::torch_ext::braidLib().ncclGetVersion(&v);

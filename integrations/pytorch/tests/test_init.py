@@ -7,9 +7,9 @@ ncclCommSplit, and the subgroups must reduce right."""
 
 import datetime
 import os
+import re
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -112,12 +112,13 @@ def main():
     # One rank of 2 never makes the braid group: the other's init (rank 0 serving the id, or
     # rank 1 waiting for it) fails within the group's timeout of 4 s, saying why.
     for absent in (1, 0):
-        start = time.monotonic()
         results = launch(2, [0, 1], 4, [str(absent)], absent=absent)
-        took = time.monotonic() - start
         code, text = results[1 - absent]
-        if code != 3 or took > 30:
-            failures.append(f"rank {absent} absent: the other exited {code} after {took:.0f} s:\n{text}")
+        # The child times its own init (process start and import torch take seconds more on a
+        # loaded machine): it must give up within the 4 s timeout, plus a margin.
+        match = re.search(r"INIT FAILED after ([0-9.]+) s", text)
+        if code != 3 or not match or float(match.group(1)) > 10:
+            failures.append(f"rank {absent} absent: the other exited {code}:\n{text}")
         else:
             print(f"rank {absent} absent: {text.strip().splitlines()[-1]}")
     for f in failures:
