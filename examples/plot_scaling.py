@@ -2,7 +2,7 @@
 """Trains examples/ddp_digits.py on 1, 2 and 4 ranks and draws loss and test accuracy
 against epoch, one line per rank count, to a PNG.
 
-    PYTHONPATH=build/integrations/pytorch/python /usr/bin/python3 examples/plot_scaling.py -o scaling.png
+    PYTHONPATH=build/integrations/pytorch/python ~/.cache/braid/venv/bin/python examples/plot_scaling.py -o scaling.png
     ... examples/plot_scaling.py --ranks 1 2 4 8 --epochs 15 --backend gloo --launcher braidrun
 
 Each run is launched with `python3 -m torch.distributed.run --nproc_per_node N` (or with
@@ -49,21 +49,7 @@ def torchrun_command(nproc):
     """torchrun on one host with a fixed store port: its workers then use the agent's store
     (with --standalone, rank 0 opens a second port that the agent picked and let go)."""
     return ([sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
-             "--master_addr", "127.0.0.1", "--master_port", str(free_port())] + torchrun_workaround())
-
-
-def torchrun_workaround():
-    """torch 1.13's torchrun under Python 3.11 (Debian 12) cannot parse its default
-    --redirects/--tee of 0 (an IntFlag change in 3.11) and stops with "'NoneType' object
-    has no attribute 'get'"; a non-zero value of both works: stderr goes to the console and
-    to torchrun's log directory."""
-    try:
-        from torch.distributed.elastic.multiprocessing.api import Std
-        if Std.from_str("0") is None:
-            return ["--redirects", "2", "--tee", "2"]
-    except ImportError:
-        pass
-    return []
+             "--master_addr", "127.0.0.1", "--master_port", str(free_port())])
 
 
 def run(n, args, metrics):

@@ -2,7 +2,9 @@
 # Installs what building and testing Braid needs on Debian 12 (as root, or with sudo).
 # Skips apt entirely when everything is already there, so repeated runs cost nothing.
 #   --rxe  also what the soft-RoCE VM of the IB tests needs (ctest -L rxe; docs/testing.md)
+# Then the Python virtual environment of the PyTorch backend (scripts/python-venv.sh).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 
 packages=(
   build-essential cmake pkg-config ninja-build
@@ -15,10 +17,10 @@ packages=(
   libhwloc-plugins
   iproute2 clang-format python3-matplotlib
   clang libclang-rt-dev
-  # The PyTorch backend (integrations/pytorch) and its example: Debian's CPU torch 1.13,
-  # its C++ API, and what the extension and examples/ddp_digits.py build and run with.
-  # About 800 MB installed; without them that part is skipped (docs/pytorch.md).
-  python3-torch libtorch-dev python3-dev pybind11-dev python3-sklearn
+  # The PyTorch backend (integrations/pytorch): a virtual environment made by Debian's
+  # Python (scripts/python-venv.sh installs torch from PyPI into it) and the headers the
+  # extension is compiled with.
+  python3-venv python3-dev
 )
 if [ "${1:-}" = "--rxe" ]; then
   # QEMU and an initramfs toolbox for the guest; the rxe provider of libibverbs.
@@ -38,13 +40,12 @@ fetch_headers() {
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  fetch_headers
-  exit 0
+else
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  echo "install-deps: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-echo "install-deps: installing ${missing[*]}"
-"${sudo_cmd[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fetch_headers
+bash "$here/python-venv.sh"

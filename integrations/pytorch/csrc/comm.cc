@@ -5,8 +5,9 @@
 #include <thread>
 #include <vector>
 
-#include <braid/host_mode.h>
 #include <c10/util/Exception.h>
+
+#include "braid_library.h"
 
 namespace braid::torch_ext {
 
@@ -17,9 +18,9 @@ namespace {
 constexpr const char* kUniqueIdKey = "braid_unique_id";
 
 std::string lastError(ncclComm_t comm, ncclResult_t result) {
-  const char* text = ncclGetLastError(comm);
-  std::string message = text && *text ? text : ncclGetErrorString(result);
-  return message + " (" + ncclGetErrorString(result) + ")";
+  const char* text = braidLib().ncclGetLastError(comm);
+  std::string message = text && *text ? text : braidLib().ncclGetErrorString(result);
+  return message + " (" + braidLib().ncclGetErrorString(result) + ")";
 }
 
 const char* opName(c10d::ReduceOp::RedOpType op) {
@@ -54,6 +55,56 @@ std::string secondsText(std::chrono::milliseconds d) {
 }
 
 }  // namespace
+
+namespace {
+
+// PREMUL_SUM (torch.distributed._make_nccl_premul_sum): sum of factor * x, for the
+// floating types, as PyTorch's NCCL backend offers it.
+Reduction preMulSumFor(const char* what, at::ScalarType dtype, const c10d::ReduceOp& reduceOp) {
+  ncclDataType_t type;
+  switch (dtype) {
+    case at::kHalf:
+      type = ncclFloat16;
+      break;
+    case at::kBFloat16:
+      type = ncclBfloat16;
+      break;
+    case at::kFloat:
+      type = ncclFloat32;
+      break;
+    case at::kDouble:
+      type = ncclFloat64;
+      break;
+    default:
+      TORCH_CHECK(false, "braid: ", what, ": ReduceOp.PREMUL_SUM takes float16, bfloat16, float32 or float64, not ",
+                  dtypeName(dtype));
+  }
+  const auto* supplement = dynamic_cast<const c10d::PreMulSumSupplement*>(reduceOp.supplement_.get());
+  TORCH_CHECK(supplement, "braid: ", what, ": ReduceOp.PREMUL_SUM without its factor");
+  at::Tensor factor;
+  if (supplement->tensor_factor.defined()) {
+    TORCH_CHECK(supplement->tensor_factor.numel() == 1, "braid: ", what,
+                ": the PREMUL_SUM factor must have one element, it has ", supplement->tensor_factor.numel());
+    factor = supplement->tensor_factor.detach().to(at::kCPU, dtype).reshape({1}).contiguous();
+  } else {
+    factor = at::full({1}, supplement->double_factor, at::TensorOptions().dtype(dtype));
+  }
+  return {type, ncclSum, 1, factor};
+}
+
+}  // namespace
+
+ScopedRedOp::ScopedRedOp(Comm& comm, const Reduction& reduction, const char* what) : comm_(comm), op_(reduction.op) {
+  if (!reduction.premulFactor.defined()) return;
+  comm_.check(braidLib().ncclRedOpCreatePreMulSum(&op_, reduction.premulFactor.data_ptr(), reduction.type,
+                                                  ncclScalarHostImmediate, comm_.get()),
+              what);
+  created_ = true;
+}
+
+ScopedRedOp::~ScopedRedOp() {
+  if (created_) braidLib().ncclRedOpDestroy(op_, comm_.get());
+}
 
 std::string dtypeName(at::ScalarType dtype) {
   switch (dtype) {
@@ -107,38 +158,40 @@ Reduction reductionFor(const char* what, at::ScalarType dtype, const c10d::Reduc
     case c10d::ReduceOp::MAX:
       nccl = ncclMax;
       break;
+    case c10d::ReduceOp::PREMUL_SUM:
+      return preMulSumFor(what, dtype, reduceOp);
     default:
       TORCH_CHECK(false, "braid: ", what, ": ReduceOp.", opName(op),
-                  " is not supported (Braid reduces with SUM, AVG, PRODUCT, MIN and MAX)");
+                  " is not supported (Braid reduces with SUM, AVG, PRODUCT, MIN, MAX and PREMUL_SUM)");
   }
   switch (dtype) {
     case at::kByte:
-      return {ncclUint8, nccl, 1};
+      return {ncclUint8, nccl, 1, {}};
     case at::kChar:
-      return {ncclInt8, nccl, 1};
+      return {ncclInt8, nccl, 1, {}};
     case at::kInt:
-      return {ncclInt32, nccl, 1};
+      return {ncclInt32, nccl, 1, {}};
     case at::kLong:
-      return {ncclInt64, nccl, 1};
+      return {ncclInt64, nccl, 1, {}};
     case at::kHalf:
-      return {ncclFloat16, nccl, 1};
+      return {ncclFloat16, nccl, 1, {}};
     case at::kBFloat16:
-      return {ncclBfloat16, nccl, 1};
+      return {ncclBfloat16, nccl, 1, {}};
     case at::kFloat:
-      return {ncclFloat32, nccl, 1};
+      return {ncclFloat32, nccl, 1, {}};
     case at::kDouble:
-      return {ncclFloat64, nccl, 1};
+      return {ncclFloat64, nccl, 1, {}};
     case at::kBool:
       // As PyTorch's NCCL backend: logical or/and over bytes that are 0 or 1.
       TORCH_CHECK(op != c10d::ReduceOp::AVG, "braid: ", what, ": ReduceOp.AVG is not defined for torch.bool");
       if (nccl == ncclSum) nccl = ncclMax;
       if (nccl == ncclProd) nccl = ncclMin;
-      return {ncclUint8, nccl, 1};
+      return {ncclUint8, nccl, 1, {}};
     case at::kComplexFloat:
     case at::kComplexDouble:
       TORCH_CHECK(nccl == ncclSum || nccl == ncclAvg, "braid: ", what, ": ReduceOp.", opName(op),
                   " is not defined for complex tensors (SUM and AVG are)");
-      return {dtype == at::kComplexFloat ? ncclFloat32 : ncclFloat64, nccl, 2};
+      return {dtype == at::kComplexFloat ? ncclFloat32 : ncclFloat64, nccl, 2, {}};
     default:
       TORCH_CHECK(false, "braid: ", what, ": dtype ", dtypeName(dtype),
                   " cannot be reduced (Braid reduces uint8, int8, int32, int64, float16, bfloat16, float32, "
@@ -155,7 +208,7 @@ Comm::Comm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std
 
   ncclUniqueId id;
   if (rank == 0) {
-    ncclResult_t r = ncclGetUniqueId(&id);
+    ncclResult_t r = braidLib().ncclGetUniqueId(&id);
     if (r != ncclSuccess) throw BraidError("braid: ncclGetUniqueId failed: " + lastError(nullptr, r));
     const auto* bytes = reinterpret_cast<const uint8_t*>(&id);
     store->set(kUniqueIdKey, std::vector<uint8_t>(bytes, bytes + sizeof(id)));
@@ -179,40 +232,77 @@ Comm::Comm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std
   // would switch the whole process) is left alone.
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  ncclResult_t r = braidCommInitRankHost(&comm_, size, id, rank, &config);
+  ncclResult_t r = braidLib().braidCommInitRankHost(&comm_, size, id, rank, &config);
   if (r != ncclSuccess && r != ncclInProgress) {
     std::string message = lastError(comm_, r);
-    if (comm_) ncclCommAbort(comm_);
+    if (comm_) braidLib().ncclCommAbort(comm_);
+    comm_ = nullptr;
     throw BraidError("braid: braidCommInitRankHost failed: " + message);
   }
+  awaitReady(deadline, timeout, "init");
+}
+
+void Comm::awaitReady(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout,
+                      const std::string& what) {
   for (;;) {
     ncclResult_t state = ncclInProgress;
-    r = ncclCommGetAsyncError(comm_, &state);
+    ncclResult_t r = braidLib().ncclCommGetAsyncError(comm_, &state);
     if (r != ncclSuccess) state = r;
-    if (state == ncclSuccess) break;
+    if (state == ncclSuccess) return;
     if (state != ncclInProgress) {
       std::string message = lastError(comm_, state);
-      ncclCommAbort(comm_);
-      throw BraidError("braid: rank " + std::to_string(rank) + " could not join the communicator of " +
-                       std::to_string(size) + " ranks: " + message);
+      braidLib().ncclCommAbort(comm_);
+      comm_ = nullptr;
+      throw BraidError("braid: rank " + std::to_string(rank_) + " could not join the communicator of " +
+                       std::to_string(size_) + " ranks (" + what + "): " + message);
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      ncclCommAbort(comm_);
-      throw BraidError("braid: rank " + std::to_string(rank) + ": the communicator of " + std::to_string(size) +
-                       " ranks was not complete within the process group's timeout of " + secondsText(timeout) +
-                       " (did every rank call init_process_group(\"braid\")?)");
+      braidLib().ncclCommAbort(comm_);
+      comm_ = nullptr;
+      throw BraidError("braid: rank " + std::to_string(rank_) + ": the communicator of " + std::to_string(size_) +
+                       " ranks (" + what + ") was not complete within the process group's timeout of " +
+                       secondsText(timeout) + " (did every rank call init_process_group(\"braid\")?)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+std::unique_ptr<Comm> Comm::split(int color, int key, std::chrono::milliseconds timeout) {
+  checkHealthy("split");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  // A rank that is in no new group gets no communicator to poll: it takes part in the
+  // parent's exchange in a blocking call, which ends when the members have made theirs.
+  config.blocking = color == NCCL_SPLIT_NOCOLOR ? 1 : 0;
+  ncclComm_t child = nullptr;
+  ncclResult_t r = braidLib().ncclCommSplit(comm_, color, key, &child, &config);
+  if (r != ncclSuccess && r != ncclInProgress) {
+    std::string message = lastError(comm_, r);
+    if (child) braidLib().ncclCommAbort(child);
+    throw BraidError("braid: ncclCommSplit failed on rank " + std::to_string(rank_) + ": " + message);
+  }
+  if (!child) return nullptr;
+  int childRank = -1, childSize = 0;
+  // Rank and size are known once the split completed; poll with the child as a Comm.
+  std::unique_ptr<Comm> result(new Comm(child, rank_, size_));
+  result->awaitReady(deadline, timeout, "split of color " + std::to_string(color));
+  if (braidLib().ncclCommUserRank(child, &childRank) != ncclSuccess ||
+      braidLib().ncclCommCount(child, &childSize) != ncclSuccess) {
+    throw BraidError("braid: the communicator split from rank " + std::to_string(rank_) +
+                     " cannot say its rank and size: " + lastError(child, ncclInvalidUsage));
+  }
+  result->rank_ = childRank;
+  result->size_ = childSize;
+  return result;
 }
 
 Comm::~Comm() {
   if (!comm_) return;
   // A failed communicator may have peers that are gone: abort rather than finalize.
   if (failed_.load()) {
-    ncclCommAbort(comm_);
-  } else if (ncclCommDestroy(comm_) != ncclSuccess) {
-    ncclCommAbort(comm_);
+    braidLib().ncclCommAbort(comm_);
+  } else if (braidLib().ncclCommDestroy(comm_) != ncclSuccess) {
+    braidLib().ncclCommAbort(comm_);
   }
 }
 

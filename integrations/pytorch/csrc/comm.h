@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -23,11 +24,13 @@ class BraidError : public std::runtime_error {
 };
 
 // A reduction as Braid runs it: bool SUM is a uint8 MAX (as in PyTorch's NCCL backend),
-// complex SUM/AVG reduce the real and imaginary parts as two floats.
+// complex SUM/AVG reduce the real and imaginary parts as two floats, PREMUL_SUM is Braid's
+// ncclRedOpCreatePreMulSum with the factor converted to the reduced type.
 struct Reduction {
   ncclDataType_t type;
   ncclRedOp_t op;
-  size_t countScale;  // elements of `type` per tensor element (2 for complex)
+  size_t countScale;        // elements of `type` per tensor element (2 for complex)
+  at::Tensor premulFactor;  // PREMUL_SUM only: one element of the reduced type, on the CPU
 };
 
 // torch's Python name of a dtype ("torch.int16"), for messages.
@@ -36,6 +39,24 @@ std::string dtypeName(at::ScalarType dtype);
 // Braid's element type for a reduction of `dtype` with `op`; throws a c10::Error naming the
 // operation, the dtype and what is supported.
 Reduction reductionFor(const char* what, at::ScalarType dtype, const c10d::ReduceOp& op);
+
+class Comm;
+
+// The ncclRedOp_t of a Reduction for one call on `comm`: PREMUL_SUM's op is created for
+// the call and destroyed after it, the others are Braid's built-in ops.
+class ScopedRedOp {
+ public:
+  ScopedRedOp(Comm& comm, const Reduction& reduction, const char* what);
+  ~ScopedRedOp();
+  ScopedRedOp(const ScopedRedOp&) = delete;
+  ScopedRedOp& operator=(const ScopedRedOp&) = delete;
+  ncclRedOp_t get() const { return op_; }
+
+ private:
+  Comm& comm_;
+  ncclRedOp_t op_;
+  bool created_ = false;
+};
 
 class Comm {
  public:
@@ -46,6 +67,11 @@ class Comm {
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
+
+  // ncclCommSplit of this communicator (every rank of it calls this, in the same order
+  // relative to its other operations): the member of the ranks with `color`, ordered by
+  // `key`, or null for NCCL_SPLIT_NOCOLOR. A member's split must finish within `timeout`.
+  std::unique_ptr<Comm> split(int color, int key, std::chrono::milliseconds timeout);
 
   ncclComm_t get() const { return comm_; }
   int rank() const { return rank_; }
@@ -61,6 +87,12 @@ class Comm {
   void checkHealthy(const char* what) const;
 
  private:
+  Comm(ncclComm_t comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
+  // Polls a non-blocking init or split of comm_ until it completes, fails, or `deadline`
+  // passes (then aborts it); `what` names the step in the error.
+  void awaitReady(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout,
+                  const std::string& what);
+
   ncclComm_t comm_ = nullptr;
   int rank_;
   int size_;

@@ -1,86 +1,69 @@
 #include "engine.h"
+#include "braid_library.h"
 
 #include <cstring>
+#include <mutex>
 #include <numeric>
+#include <set>
 #include <utility>
 
 #include <c10/util/Exception.h>
+
+#include "engine_util.h"
 
 namespace braid::torch_ext {
 
 namespace {
 
-// Braid runs on host memory here; the message says where GPU tensors go instead.
-void checkTensor(const char* what, const at::Tensor& t, bool needContiguous = true) {
-  TORCH_CHECK(t.defined(), "braid: ", what, ": a tensor is undefined");
-  TORCH_CHECK(t.device().is_cpu(), "braid: ", what, ": tensors must be on the CPU, got one on ", t.device(),
-              " (for GPU tensors use the 'nccl' backend, which Braid's libnccl.so.2 also serves)");
-  TORCH_CHECK(t.layout() == at::kStrided, "braid: ", what, ": sparse tensors are not supported");
-  if (needContiguous) {
-    TORCH_CHECK(t.is_contiguous(), "braid: ", what, ": tensors must be contiguous (call .contiguous() first)");
-  }
+// Every live Engine of the process, for finishAll.
+std::mutex& enginesMutex() {
+  static std::mutex mutex;
+  return mutex;
 }
-
-at::Tensor& single(const char* what, TensorList& tensors) {
-  TORCH_CHECK(tensors.size() == 1, "braid: ", what, " takes one tensor per process, got ", tensors.size());
-  checkTensor(what, tensors[0]);
-  return tensors[0];
+std::set<Engine*>& engines() {
+  static std::set<Engine*> all;
+  return all;
 }
-
-void checkRoot(const char* what, int64_t root, int size) {
-  TORCH_CHECK(root >= 0 && root < size, "braid: ", what, ": root rank ", root, " is outside [0, ", size, ")");
-}
-
-void checkPeer(const char* what, int peer, int rank, int size) {
-  TORCH_CHECK(peer >= 0 && peer < size, "braid: ", what, ": peer rank ", peer, " is outside [0, ", size, ")");
-  TORCH_CHECK(peer != rank, "braid: ", what, ": rank ", rank, " cannot exchange with itself");
-}
-
-void checkSame(const char* what, const at::Tensor& t, const at::Tensor& like, const char* role) {
-  TORCH_CHECK(t.scalar_type() == like.scalar_type(), "braid: ", what, ": ", role, " has dtype ",
-              dtypeName(t.scalar_type()), " but the input has ", dtypeName(like.scalar_type()));
-  TORCH_CHECK(t.numel() == like.numel(), "braid: ", what, ": ", role, " has ", t.numel(),
-              " elements but the input has ", like.numel(), " (sizes must match)");
-}
-
-size_t bytes(const at::Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
-
-char* ptr(const at::Tensor& t) { return static_cast<char*>(t.data_ptr()); }
-
-// Calls of one Braid group; ncclGroupEnd runs even when a call inside failed.
-class Group {
- public:
-  Group(Comm& comm, const char* what) : comm_(comm), what_(what) { comm_.check(ncclGroupStart(), what_); }
-  ~Group() noexcept(false) {
-    ncclResult_t r = ncclGroupEnd();
-    if (!std::uncaught_exceptions()) comm_.check(r, what_);
-  }
-  Group(const Group&) = delete;
-  Group& operator=(const Group&) = delete;
-
- private:
-  Comm& comm_;
-  const char* what_;
-};
 
 }  // namespace
 
+void Engine::finishAll(std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(enginesMutex());
+  for (Engine* engine : engines()) {
+    engine->p2p_->flush();
+    engine->queue_->drainFor(timeout);
+  }
+}
+
 Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std::chrono::milliseconds timeout)
-    : comm_(std::make_unique<Comm>(store, rank, size, timeout)),
+    : Engine(store, std::make_unique<Comm>(store, rank, size, timeout), timeout) {}
+
+Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, std::unique_ptr<Comm> comm,
+               std::chrono::milliseconds timeout)
+    : store_(store),
+      timeout_(timeout),
+      comm_(std::move(comm)),
       queue_(std::make_unique<WorkQueue>()),
       p2p_(std::make_shared<P2pBatch>()) {
   p2p_->comm = comm_.get();
   p2p_->queue = queue_.get();
   auto peerTimeout = PeerMonitor::timeoutFromEnv();
+  const int rank = comm_->rank(), size = comm_->size();
   if (size > 1 && peerTimeout.count() > 0) {
     WorkQueue* queue = queue_.get();
     monitor_ = std::make_unique<PeerMonitor>(
         store, rank, size, peerTimeout,
         PeerMonitor::Hooks{[queue] { return queue->busyFor(); }, [this](const std::string& why) { fail(why); }});
   }
+  std::lock_guard<std::mutex> lock(enginesMutex());
+  engines().insert(this);
 }
 
 Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(enginesMutex());
+    engines().erase(this);
+  }
   p2p_->flush();
   {
     std::lock_guard<std::recursive_mutex> lock(p2p_->mutex);
@@ -113,18 +96,22 @@ void Engine::P2pBatch::flush() {
   std::lock_guard<std::recursive_mutex> lock(mutex);
   if (works.empty() || !queue) return;
   std::vector<c10::intrusive_ptr<BraidWork>> held = std::move(works);
-  std::vector<std::function<void()>> heldRuns = std::move(runs);
+  std::vector<Run> heldRuns = std::move(runs);
   works.clear();
   runs.clear();
   Comm* c = comm;
   queue->enqueue(std::move(held), [c, heldRuns = std::move(heldRuns)] {
     c->checkHealthy("send/recv");
-    Group group(*c, "send/recv");
-    for (const auto& run : heldRuns) run();
+    AfterGroup after;
+    {
+      Group group(*c, "send/recv");
+      for (const auto& run : heldRuns) run(after);
+    }
+    after.run();
   });
 }
 
-WorkPtr Engine::submit(c10d::OpType type, const char* title, TensorList outputs, std::function<void()> run) {
+WorkPtr Engine::submit(c10d::OpType type, const char* title, TensorList outputs, Run run) {
   ++sequence_;
   auto work = c10::make_intrusive<BraidWork>(rank(), type, title, std::move(outputs));
   if (coalescing_) {
@@ -146,29 +133,11 @@ WorkPtr Engine::submit(c10d::OpType type, const char* title, TensorList outputs,
   Comm* comm = comm_.get();
   queue_->enqueue({work}, [comm, title, run = std::move(run)] {
     comm->checkHealthy(title);
-    run();
+    AfterGroup after;
+    run(after);
+    after.run();
   });
   return work;
-}
-
-void Engine::startCoalescing() {
-  TORCH_CHECK(!coalescing_, "braid: startCoalescing called twice without endCoalescing");
-  coalescing_.emplace();
-}
-
-void Engine::endCoalescing(std::vector<WorkPtr>& works) {
-  TORCH_CHECK(coalescing_, "braid: endCoalescing called without startCoalescing");
-  p2p_->flush();
-  Pending pending = std::move(*coalescing_);
-  coalescing_.reset();
-  works.assign(pending.works.begin(), pending.works.end());
-  if (pending.works.empty()) return;
-  Comm* comm = comm_.get();
-  queue_->enqueue(std::move(pending.works), [comm, runs = std::move(pending.runs)] {
-    comm->checkHealthy("coalesced operations");
-    Group group(*comm, "coalesced operations");
-    for (const auto& run : runs) run();
-  });
 }
 
 WorkPtr Engine::broadcast(TensorList& tensors, const c10d::BroadcastOptions& opts) {
@@ -177,8 +146,8 @@ WorkPtr Engine::broadcast(TensorList& tensors, const c10d::BroadcastOptions& opt
   TORCH_CHECK(opts.rootTensor == 0, "braid: broadcast: rootTensor must be 0 (one tensor per process)");
   Comm* comm = comm_.get();
   int root = static_cast<int>(opts.rootRank);
-  return submit(c10d::OpType::BROADCAST, "broadcast", {t}, [comm, t, root] {
-    comm->check(ncclBroadcast(ptr(t), ptr(t), bytes(t), ncclUint8, root, comm->get(), nullptr), "broadcast");
+  return submit(c10d::OpType::BROADCAST, "broadcast", {t}, [comm, t, root](AfterGroup&) {
+    comm->check(braidLib().ncclBroadcast(ptr(t), ptr(t), bytes(t), ncclUint8, root, comm->get(), nullptr), "broadcast");
   });
 }
 
@@ -186,33 +155,12 @@ WorkPtr Engine::allreduce(TensorList& tensors, const c10d::AllreduceOptions& opt
   at::Tensor t = single("allreduce", tensors);
   Reduction red = reductionFor("allreduce", t.scalar_type(), opts.reduceOp);
   Comm* comm = comm_.get();
-  return submit(c10d::OpType::ALLREDUCE, "allreduce", {t}, [comm, t, red] {
+  return submit(c10d::OpType::ALLREDUCE, "allreduce", {t}, [comm, t, red](AfterGroup& after) {
     size_t count = static_cast<size_t>(t.numel()) * red.countScale;
-    comm->check(ncclAllReduce(ptr(t), ptr(t), count, red.type, red.op, comm->get(), nullptr), "allreduce");
-  });
-}
-
-WorkPtr Engine::allreduceCoalesced(TensorList& tensors, const c10d::AllreduceCoalescedOptions& opts) {
-  TORCH_CHECK(!tensors.empty(), "braid: allreduce_coalesced: no tensors");
-  for (const at::Tensor& t : tensors) {
-    checkTensor("allreduce_coalesced", t);
-    TORCH_CHECK(t.scalar_type() == tensors[0].scalar_type(),
-                "braid: allreduce_coalesced: all tensors must have one dtype");
-  }
-  Reduction red = reductionFor("allreduce_coalesced", tensors[0].scalar_type(), opts.reduceOp);
-  Comm* comm = comm_.get();
-  return submit(c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", tensors, [comm, tensors, red] {
-    std::vector<at::Tensor> flat;
-    for (const at::Tensor& t : tensors) flat.push_back(t.reshape({-1}));
-    at::Tensor buffer = at::cat(flat);
-    size_t count = static_cast<size_t>(buffer.numel()) * red.countScale;
-    comm->check(ncclAllReduce(ptr(buffer), ptr(buffer), count, red.type, red.op, comm->get(), nullptr),
-                "allreduce_coalesced");
-    int64_t offset = 0;
-    for (const at::Tensor& t : tensors) {
-      t.view({-1}).copy_(buffer.narrow(0, offset, t.numel()));
-      offset += t.numel();
-    }
+    auto op = std::make_shared<ScopedRedOp>(*comm, red, "allreduce");
+    after.keep(op);
+    comm->check(braidLib().ncclAllReduce(ptr(t), ptr(t), count, red.type, op->get(), comm->get(), nullptr),
+                "allreduce");
   });
 }
 
@@ -223,9 +171,12 @@ WorkPtr Engine::reduce(TensorList& tensors, const c10d::ReduceOptions& opts) {
   Reduction red = reductionFor("reduce", t.scalar_type(), opts.reduceOp);
   Comm* comm = comm_.get();
   int root = static_cast<int>(opts.rootRank);
-  return submit(c10d::OpType::REDUCE, "reduce", {t}, [comm, t, red, root] {
+  return submit(c10d::OpType::REDUCE, "reduce", {t}, [comm, t, red, root](AfterGroup& after) {
     size_t count = static_cast<size_t>(t.numel()) * red.countScale;
-    comm->check(ncclReduce(ptr(t), ptr(t), count, red.type, red.op, root, comm->get(), nullptr), "reduce");
+    auto op = std::make_shared<ScopedRedOp>(*comm, red, "reduce");
+    after.keep(op);
+    comm->check(braidLib().ncclReduce(ptr(t), ptr(t), count, red.type, op->get(), root, comm->get(), nullptr),
+                "reduce");
   });
 }
 
@@ -241,10 +192,12 @@ WorkPtr Engine::allgather(std::vector<TensorList>& outputs, TensorList& inputs, 
   }
   Comm* comm = comm_.get();
   int n = size();
-  return submit(c10d::OpType::ALLGATHER, "allgather", outs, [comm, in, outs, n] {
+  return submit(c10d::OpType::ALLGATHER, "allgather", outs, [comm, in, outs, n](AfterGroup& after) {
     at::Tensor flat = at::empty({n, in.numel()}, in.options());
-    comm->check(ncclAllGather(ptr(in), ptr(flat), bytes(in), ncclUint8, comm->get(), nullptr), "allgather");
-    for (int r = 0; r < n; ++r) outs[r].view_as(in).copy_(flat[r].view_as(in));
+    comm->check(braidLib().ncclAllGather(ptr(in), ptr(flat), bytes(in), ncclUint8, comm->get(), nullptr), "allgather");
+    after.add([flat, in, outs, n] {
+      for (int r = 0; r < n; ++r) outs[r].view_as(in).copy_(flat[r].view_as(in));
+    });
   });
 }
 
@@ -257,8 +210,9 @@ WorkPtr Engine::allgatherBase(at::Tensor& output, at::Tensor& input, const c10d:
               " elements but must have world size (", size(), ") x input (", input.numel(), ")");
   Comm* comm = comm_.get();
   at::Tensor in = input, out = output;
-  return submit(c10d::OpType::_ALLGATHER_BASE, "_allgather_base", {out}, [comm, in, out] {
-    comm->check(ncclAllGather(ptr(in), ptr(out), bytes(in), ncclUint8, comm->get(), nullptr), "_allgather_base");
+  return submit(c10d::OpType::_ALLGATHER_BASE, "_allgather_base", {out}, [comm, in, out](AfterGroup&) {
+    comm->check(braidLib().ncclAllGather(ptr(in), ptr(out), bytes(in), ncclUint8, comm->get(), nullptr),
+                "_allgather_base");
   });
 }
 
@@ -281,9 +235,9 @@ WorkPtr Engine::gather(std::vector<TensorList>& outputs, TensorList& inputs, con
   }
   Comm* comm = comm_.get();
   int me = rank();
-  return submit(c10d::OpType::GATHER, "gather", outs, [comm, in, outs, root, me] {
+  return submit(c10d::OpType::GATHER, "gather", outs, [comm, in, outs, root, me](AfterGroup&) {
     if (me != root) {
-      comm->check(ncclSend(ptr(in), bytes(in), ncclUint8, root, comm->get(), nullptr), "gather");
+      comm->check(braidLib().ncclSend(ptr(in), bytes(in), ncclUint8, root, comm->get(), nullptr), "gather");
       return;
     }
     Group group(*comm, "gather");
@@ -291,7 +245,7 @@ WorkPtr Engine::gather(std::vector<TensorList>& outputs, TensorList& inputs, con
       if (r == me) {
         std::memcpy(ptr(outs[r]), ptr(in), bytes(in));
       } else {
-        comm->check(ncclRecv(ptr(outs[r]), bytes(outs[r]), ncclUint8, r, comm->get(), nullptr), "gather");
+        comm->check(braidLib().ncclRecv(ptr(outs[r]), bytes(outs[r]), ncclUint8, r, comm->get(), nullptr), "gather");
       }
     }
   });
@@ -316,9 +270,9 @@ WorkPtr Engine::scatter(TensorList& outputs, std::vector<TensorList>& inputs, co
   }
   Comm* comm = comm_.get();
   int me = rank();
-  return submit(c10d::OpType::SCATTER, "scatter", {out}, [comm, out, ins, root, me] {
+  return submit(c10d::OpType::SCATTER, "scatter", {out}, [comm, out, ins, root, me](AfterGroup&) {
     if (me != root) {
-      comm->check(ncclRecv(ptr(out), bytes(out), ncclUint8, root, comm->get(), nullptr), "scatter");
+      comm->check(braidLib().ncclRecv(ptr(out), bytes(out), ncclUint8, root, comm->get(), nullptr), "scatter");
       return;
     }
     Group group(*comm, "scatter");
@@ -326,7 +280,7 @@ WorkPtr Engine::scatter(TensorList& outputs, std::vector<TensorList>& inputs, co
       if (r == me) {
         std::memcpy(ptr(out), ptr(ins[r]), bytes(out));
       } else {
-        comm->check(ncclSend(ptr(ins[r]), bytes(ins[r]), ncclUint8, r, comm->get(), nullptr), "scatter");
+        comm->check(braidLib().ncclSend(ptr(ins[r]), bytes(ins[r]), ncclUint8, r, comm->get(), nullptr), "scatter");
       }
     }
   });
@@ -344,12 +298,15 @@ WorkPtr Engine::reduceScatter(TensorList& outputs, std::vector<TensorList>& inpu
   }
   Reduction red = reductionFor("reduce_scatter", out.scalar_type(), opts.reduceOp);
   Comm* comm = comm_.get();
-  return submit(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", {out}, [comm, out, ins, red] {
+  return submit(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", {out}, [comm, out, ins, red](AfterGroup& after) {
     std::vector<at::Tensor> flat;
     for (const at::Tensor& i : ins) flat.push_back(i.reshape({-1}));
     at::Tensor buffer = at::cat(flat);
     size_t count = static_cast<size_t>(out.numel()) * red.countScale;
-    comm->check(ncclReduceScatter(ptr(buffer), ptr(out), count, red.type, red.op, comm->get(), nullptr),
+    auto op = std::make_shared<ScopedRedOp>(*comm, red, "reduce_scatter");
+    after.keep(op);
+    after.add([buffer] {});  // the buffer outlives the group
+    comm->check(braidLib().ncclReduceScatter(ptr(buffer), ptr(out), count, red.type, op->get(), comm->get(), nullptr),
                 "reduce_scatter");
   });
 }
@@ -364,11 +321,14 @@ WorkPtr Engine::reduceScatterBase(at::Tensor& output, at::Tensor& input, const c
   Reduction red = reductionFor("_reduce_scatter_base", output.scalar_type(), opts.reduceOp);
   Comm* comm = comm_.get();
   at::Tensor in = input, out = output;
-  return submit(c10d::OpType::_REDUCE_SCATTER_BASE, "_reduce_scatter_base", {out}, [comm, in, out, red] {
-    size_t count = static_cast<size_t>(out.numel()) * red.countScale;
-    comm->check(ncclReduceScatter(ptr(in), ptr(out), count, red.type, red.op, comm->get(), nullptr),
-                "_reduce_scatter_base");
-  });
+  return submit(
+      c10d::OpType::_REDUCE_SCATTER_BASE, "_reduce_scatter_base", {out}, [comm, in, out, red](AfterGroup& after) {
+        size_t count = static_cast<size_t>(out.numel()) * red.countScale;
+        auto op = std::make_shared<ScopedRedOp>(*comm, red, "_reduce_scatter_base");
+        after.keep(op);
+        comm->check(braidLib().ncclReduceScatter(ptr(in), ptr(out), count, red.type, op->get(), comm->get(), nullptr),
+                    "_reduce_scatter_base");
+      });
 }
 
 WorkPtr Engine::alltoallBase(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& outputSplits,
@@ -407,7 +367,7 @@ WorkPtr Engine::alltoallBase(at::Tensor& output, at::Tensor& input, std::vector<
   Comm* comm = comm_.get();
   int me = rank();
   at::Tensor in = input, out = output;
-  return submit(c10d::OpType::ALLTOALL_BASE, what, {out}, [=] {
+  return submit(c10d::OpType::ALLTOALL_BASE, what, {out}, [=](AfterGroup&) {
     Group group(*comm, what);
     size_t inOff = 0, outOff = 0;
     for (int r = 0; r < n; ++r) {
@@ -418,8 +378,8 @@ WorkPtr Engine::alltoallBase(at::Tensor& output, at::Tensor& input, std::vector<
                     " bytes but expects ", recvBytes);
         std::memcpy(ptr(out) + outOff, ptr(in) + inOff, sendBytes);
       } else {
-        comm->check(ncclSend(ptr(in) + inOff, sendBytes, ncclUint8, r, comm->get(), nullptr), what);
-        comm->check(ncclRecv(ptr(out) + outOff, recvBytes, ncclUint8, r, comm->get(), nullptr), what);
+        comm->check(braidLib().ncclSend(ptr(in) + inOff, sendBytes, ncclUint8, r, comm->get(), nullptr), what);
+        comm->check(braidLib().ncclRecv(ptr(out) + outOff, recvBytes, ncclUint8, r, comm->get(), nullptr), what);
       }
       inOff += sendBytes;
       outOff += recvBytes;
@@ -441,7 +401,7 @@ WorkPtr Engine::alltoall(TensorList& outputs, TensorList& inputs, const c10d::Al
   Comm* comm = comm_.get();
   int me = rank();
   TensorList ins = inputs, outs = outputs;
-  return submit(c10d::OpType::ALLTOALL, "alltoall", outs, [comm, ins, outs, me, n] {
+  return submit(c10d::OpType::ALLTOALL, "alltoall", outs, [comm, ins, outs, me, n](AfterGroup&) {
     Group group(*comm, "alltoall");
     for (int r = 0; r < n; ++r) {
       if (r == me) {
@@ -449,8 +409,8 @@ WorkPtr Engine::alltoall(TensorList& outputs, TensorList& inputs, const c10d::Al
                     " bytes but expects ", bytes(outs[r]));
         std::memcpy(ptr(outs[r]), ptr(ins[r]), bytes(ins[r]));
       } else {
-        comm->check(ncclSend(ptr(ins[r]), bytes(ins[r]), ncclUint8, r, comm->get(), nullptr), "alltoall");
-        comm->check(ncclRecv(ptr(outs[r]), bytes(outs[r]), ncclUint8, r, comm->get(), nullptr), "alltoall");
+        comm->check(braidLib().ncclSend(ptr(ins[r]), bytes(ins[r]), ncclUint8, r, comm->get(), nullptr), "alltoall");
+        comm->check(braidLib().ncclRecv(ptr(outs[r]), bytes(outs[r]), ncclUint8, r, comm->get(), nullptr), "alltoall");
       }
     }
   });
@@ -460,8 +420,8 @@ WorkPtr Engine::send(TensorList& tensors, int dstRank, int /*tag: Braid matches 
   at::Tensor t = single("send", tensors);
   checkPeer("send", dstRank, rank(), size());
   Comm* comm = comm_.get();
-  return submit(c10d::OpType::SEND, "send", {t}, [comm, t, dstRank] {
-    comm->check(ncclSend(ptr(t), bytes(t), ncclUint8, dstRank, comm->get(), nullptr), "send");
+  return submit(c10d::OpType::SEND, "send", {t}, [comm, t, dstRank](AfterGroup&) {
+    comm->check(braidLib().ncclSend(ptr(t), bytes(t), ncclUint8, dstRank, comm->get(), nullptr), "send");
   });
 }
 
@@ -469,9 +429,16 @@ WorkPtr Engine::recv(TensorList& tensors, int srcRank, int /*tag*/) {
   at::Tensor t = single("recv", tensors);
   checkPeer("recv", srcRank, rank(), size());
   Comm* comm = comm_.get();
-  return submit(c10d::OpType::RECV, "recv", {t}, [comm, t, srcRank] {
-    comm->check(ncclRecv(ptr(t), bytes(t), ncclUint8, srcRank, comm->get(), nullptr), "recv");
+  return submit(c10d::OpType::RECV, "recv", {t}, [comm, t, srcRank](AfterGroup&) {
+    comm->check(braidLib().ncclRecv(ptr(t), bytes(t), ncclUint8, srcRank, comm->get(), nullptr), "recv");
   });
+}
+
+WorkPtr Engine::recvAnysource(TensorList& tensors, int /*tag*/) {
+  single("recv", tensors);
+  TORCH_CHECK(false,
+              "braid: recv from any source is not supported: Braid (as NCCL) receives from a named rank; pass "
+              "src= to recv/irecv");
 }
 
 WorkPtr Engine::barrier(const c10d::BarrierOptions&) {
@@ -479,9 +446,67 @@ WorkPtr Engine::barrier(const c10d::BarrierOptions&) {
   if (!barrierBuffer_.defined()) barrierBuffer_ = at::zeros({1}, at::kByte);
   Comm* comm = comm_.get();
   at::Tensor t = barrierBuffer_;
-  return submit(c10d::OpType::BARRIER, "barrier", {}, [comm, t] {
-    comm->check(ncclAllReduce(ptr(t), ptr(t), 1, ncclUint8, ncclMax, comm->get(), nullptr), "barrier");
+  return submit(c10d::OpType::BARRIER, "barrier", {}, [comm, t](AfterGroup&) {
+    comm->check(braidLib().ncclAllReduce(ptr(t), ptr(t), 1, ncclUint8, ncclMax, comm->get(), nullptr), "barrier");
   });
+}
+
+void Engine::runOnWorker(const char* title, std::function<void()> run) {
+  TORCH_CHECK(!coalescing_, "braid: ", title, " cannot be part of a coalesced group");
+  WorkPtr work = submit(c10d::OpType::UNKNOWN, title, {}, [run = std::move(run)](AfterGroup&) { run(); });
+  work->wait();
+}
+
+std::unique_ptr<Comm> Engine::splitComm(int color, int key, std::chrono::milliseconds timeout) {
+  std::unique_ptr<Comm> child;
+  Comm* comm = comm_.get();
+  // On the worker: the split is a collective of this communicator, ordered with the
+  // operations queued before it.
+  runOnWorker("split", [comm, color, key, timeout, &child] { child = comm->split(color, key, timeout); });
+  return child;
+}
+
+void Engine::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) {
+  using Clock = std::chrono::steady_clock;
+  const std::chrono::milliseconds timeout = opts.timeout == c10d::kUnsetTimeout ? timeout_ : opts.timeout;
+  const std::string prefix = "braid_monitored_barrier/" + std::to_string(monitoredBarriers_++) + "/";
+  const std::string done = prefix + "done";
+  auto arrived = [&](int r) { return prefix + "arrived/" + std::to_string(r); };
+  const int me = rank(), n = size();
+  auto waitFor = [&](const std::string& key, Clock::time_point deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    try {
+      store_->wait({key}, std::max(left, std::chrono::milliseconds(1)));
+      return true;
+    } catch (const c10::Error&) {  // DistStoreError: the key did not come in time
+      return false;
+    }
+  };
+  const auto deadline = Clock::now() + timeout;
+  const auto ms = std::to_string(timeout.count());
+  if (me != 0) {
+    store_->set(arrived(me), std::vector<uint8_t>{1});
+    if (!waitFor(done, deadline)) {
+      throw BraidError("braid: monitored_barrier: rank " + std::to_string(me) + " was not released by rank 0 within " +
+                       ms + " ms (rank 0 did not arrive, or another rank did not: rank 0's error names it)");
+    }
+    return;
+  }
+  std::vector<int> missing;
+  for (int r = 1; r < n; ++r) {
+    if (waitFor(arrived(r), deadline)) continue;
+    missing.push_back(r);
+    if (!waitAllRanks) break;
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (int r : missing) names += (names.empty() ? "" : ", ") + std::to_string(r);
+    throw BraidError("braid: monitored_barrier: rank" + std::string(missing.size() > 1 ? "s " : " ") + names +
+                     " did not arrive within " + ms + " ms" +
+                     (waitAllRanks ? "" : " (wait_all_ranks=True lists every missing rank)"));
+  }
+  for (int r = 1; r < n; ++r) store_->deleteKey(arrived(r));
+  store_->set(done, std::vector<uint8_t>{1});
 }
 
 }  // namespace braid::torch_ext

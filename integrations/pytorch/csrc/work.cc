@@ -1,5 +1,7 @@
 #include "work.h"
 
+#include <cxxabi.h>
+
 #include <utility>
 
 namespace braid::torch_ext {
@@ -77,6 +79,11 @@ void WorkQueue::drain() {
   idle_.wait(lock, [this] { return failed_ || (items_.empty() && !running_); });
 }
 
+bool WorkQueue::drainFor(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return idle_.wait_for(lock, timeout, [this] { return failed_ || (items_.empty() && !running_); });
+}
+
 std::chrono::steady_clock::duration WorkQueue::busyFor() {
   std::lock_guard<std::mutex> lock(mutex_);
   const Item* oldest = running_ ? &*running_ : (items_.empty() ? nullptr : &items_.front());
@@ -123,6 +130,8 @@ void WorkQueue::loop() {
     std::exception_ptr error;
     try {
       run();
+    } catch (abi::__forced_unwind&) {
+      throw;  // the thread is being ended (pthread_exit, e.g. by Python's finalization): let it end
     } catch (...) {
       error = std::current_exception();
     }

@@ -58,6 +58,8 @@ class WorkQueue {
 
   // Waits until every queued operation ran, or failAll was called.
   void drain();
+  // The same, for at most `timeout`; false if operations are still pending then.
+  bool drainFor(std::chrono::milliseconds timeout);
 
   // How long the oldest unfinished operation has been waiting or running; zero when idle.
   std::chrono::steady_clock::duration busyFor();
