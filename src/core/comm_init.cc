@@ -13,6 +13,7 @@
 #include "core/comm_registry.h"
 #include "core/cuda_device.h"
 #include "core/data_path.h"
+#include "core/encryption.h"
 #include "core/group.h"
 #include "core/params.h"
 #include "core/watchdog.h"
@@ -111,6 +112,9 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   boot.timeoutSec = bootstrapTimeoutSeconds();
   boot.self = describeSelf(comm->cudaDev, busId);
   boot.serveRootHere = request.serveRootHere;
+  boot.security = request.security;
+  BRAID_INFO(kLogInit | kLogBootstrap, "%s rank %d: connections use %s", request.apiName, request.rank,
+             request.security->describe().c_str());
   BRAID_CHECK(Bootstrap::create(std::move(boot), &comm->abortFlag, &comm->bootstrap));
 
   // Every rank checks the same table, so every rank fails with the same words.
@@ -138,7 +142,7 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   return okStatus();
 }
 
-Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
+Status createUniqueId(ncclUniqueId* id, const SecurityRef& security, std::function<void()> onRootDone) {
   logVersionOnce();
   UniqueIdContents contents;
   std::string commId = params::kCommId.get();
@@ -158,7 +162,7 @@ Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
   bindAddr.setPort(0);
   BootstrapListener listener;
   BRAID_CHECK(makeUniqueIdContents(SocketAddress(), &contents));
-  BRAID_CHECK(listener.open(bindAddr, contents.secret, "bootstrap root"));
+  BRAID_CHECK(listener.open(bindAddr, contents.secret, "bootstrap root", security));
   contents.root = iface.address;
   contents.root.setPort(listener.address().port());
   std::string also;
@@ -218,6 +222,7 @@ Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUni
     }
   }
   BRAID_CHECK(resolveCommConfig(config, nullptr, &request.config));
+  BRAID_CHECK(currentSocketSecurity(&request.security));
   BRAID_CHECK(chooseExecutionMode(apiName, device, &request.mode));
   *out = std::move(request);
   return okStatus();
