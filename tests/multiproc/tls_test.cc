@@ -83,7 +83,7 @@ class TlsComm : public ::testing::Test {
             {"NCCL_SOCKET_IFNAME", "lo"},
             {"NCCL_SHM_DISABLE", "1"},
             {"NCCL_DEBUG", "INFO"},
-            {"NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,NET"}};
+            {"NCCL_DEBUG_SUBSYS", "ALL"}};
   }
 
   std::vector<ChildResult> run(int n, const std::vector<std::string>& keys,
@@ -128,6 +128,7 @@ TEST_F(TlsComm, APreSharedKeyEncryptsBootstrapAndCollectives) {
     EXPECT_TRUE(has(r, "per connection, TLS 1.3 (pre-shared key)")) << r.output;  // the socket transport's
     EXPECT_TRUE(has(r, "via NET/Socket")) << r.output;
     EXPECT_TRUE(has(r, "encrypted collectives passed")) << r.output;
+    EXPECT_FALSE(has(r, kKey.substr(0, 20))) << "the key appears in the log";
   }
 }
 
@@ -209,7 +210,7 @@ TEST_F(TlsComm, TheLauncherRendezvousIsEncryptedToo) {
                 {"NCCL_SOCKET_IFNAME", "lo"},
                 {"NCCL_SHM_DISABLE", "1"},
                 {"NCCL_DEBUG", "INFO"},
-                {"NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP"}};
+                {"NCCL_DEBUG_SUBSYS", "ALL"}};
     spec.unsetEnv = {"NCCL_COMM_ID",       "BRAID_RENDEZVOUS", "SLURM_PROCID",        "OMPI_COMM_WORLD_RANK",
                      "PMI_RANK",           "BRAIDRUN_JOB_ID",  "TORCHELASTIC_RUN_ID", "BRAID_TLS_CERT_FILE",
                      "BRAID_TLS_KEY_FILE", "BRAID_TLS_CA_FILE"};
@@ -218,6 +219,7 @@ TEST_F(TlsComm, TheLauncherRendezvousIsEncryptedToo) {
   expectAllSucceeded(results);
   for (const ChildResult& r : results) {
     EXPECT_NE(r.output.find("TLS 1.3 (pre-shared key) from BRAID_TLS_PSK_FILE"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(kKey.substr(0, 20)), std::string::npos) << "the key appears in the log";
   }
 }
 
