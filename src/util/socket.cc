@@ -160,8 +160,9 @@ Status socketAccept(StreamListener& listener, Deadline deadline, const AbortFlag
   }
 }
 
-const char* peerGoneHint(int err) {
-  return err == EPIPE || err == ECONNRESET ? " (the peer closed the connection: did it exit?)" : "";
+std::string peerGoneHint(int err, const char* who) {
+  if (err != EPIPE && err != ECONNRESET) return "";
+  return std::string(" (the peer closed the connection: did ") + who + " exit?)";
 }
 
 Status socketTrySend(ByteStream& stream, const void* data, size_t bytes, size_t* sent, const std::string& peer) {
@@ -170,7 +171,7 @@ Status socketTrySend(ByteStream& stream, const void* data, size_t bytes, size_t*
   Status status = stream.write(data, bytes, sent);
   if (status.ok()) return okStatus();
   return BRAID_ERROR(ncclRemoteError, "sending to %s failed: %s%s", peer.c_str(), status.message().c_str(),
-                     peerGoneHint(stream.lastSystemError()));
+                     peerGoneHint(stream.lastSystemError()).c_str());
 }
 
 Status socketTryRecv(ByteStream& stream, void* data, size_t bytes, size_t* received, const std::string& peer) {

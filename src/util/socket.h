@@ -58,7 +58,8 @@ Status waitForStream(const ByteStream& stream, short wanted, int timeoutMs);
 Status setNonBlocking(int fd);
 // The local address the kernel would use to reach `remote` (no packet is sent).
 Status localAddressToward(const SocketAddress& remote, SocketAddress* local);
-// A hint for a send or receive that failed with `err` (errno), or "".
-const char* peerGoneHint(int err);
+// A hint for a send or receive that failed with `err` (errno), or "": " (the peer closed
+// the connection: did <who> exit?)".
+std::string peerGoneHint(int err, const char* who = "it");
 
 }  // namespace braid

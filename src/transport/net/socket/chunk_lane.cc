@@ -58,7 +58,7 @@ Status ChunkLane::ioError(const ChunkTask& task, bool closed, const Status& fail
   return BRAID_ERROR(ncclRemoteError,
                      "%s %s failed after %zu of %zu bytes of message %llu (data socket %d of %d): %s%s",
                      sending_ ? "sending to" : "receiving from", peer_.c_str(), moved, request.bytes, seq, index_ + 1,
-                     count_, failure.message().c_str(), peerGoneHint(stream_->lastSystemError()));
+                     count_, failure.message().c_str(), peerGoneHint(stream_->lastSystemError(), "that rank").c_str());
 }
 
 }  // namespace braid

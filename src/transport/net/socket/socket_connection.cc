@@ -126,7 +126,7 @@ Status SocketConnection::sendHeaders() {
       if (!wrote.ok()) {
         return BRAID_ERROR(ncclRemoteError, "sending the header of message %llu (%zu bytes) to %s failed: %s%s",
                            static_cast<unsigned long long>(request->seq), request->bytes, options_.peer.c_str(),
-                           wrote.message().c_str(), peerGoneHint(control_->lastSystemError()));
+                           wrote.message().c_str(), peerGoneHint(control_->lastSystemError(), "that rank").c_str());
       }
       if (n == 0) return okStatus();
       request->headerDone += n;
