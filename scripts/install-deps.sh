@@ -31,8 +31,16 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# NVIDIA's nccl.h of each level tests/abi compares against (pip download into a cache
+# outside the checkout; BRAID_SKIP_NCCL_HEADERS=1 skips it, and the ABI tests then skip).
+fetch_headers() {
+  if [ "${BRAID_SKIP_NCCL_HEADERS:-0}" = 1 ]; then return 0; fi
+  bash "$(dirname "$0")/fetch-nccl-headers.sh" || echo "install-deps: NVIDIA's headers not fetched; tests/abi skips them"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  fetch_headers
   exit 0
 fi
 
@@ -41,3 +49,4 @@ sudo_cmd=()
 echo "install-deps: installing ${missing[*]}"
 "${sudo_cmd[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fetch_headers

@@ -1,5 +1,7 @@
 #include "algorithms/tuning.h"
 
+#include "algorithms/alg_selection.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -151,7 +153,19 @@ int chooseChannelCount(Protocol proto, size_t bytes, int maxChannels) {
   return static_cast<int>(std::clamp<size_t>(wanted, 1, static_cast<size_t>(maxChannels)));
 }
 
-AlgoChoice chooseAlgorithm(CollFunc func, size_t bytes, const TuningInputs& in, const AlgoProtoPolicy& policy) {
+uint8_t usablePairs(CollFunc func, const AlgoProtoPolicy& policy) {
+  uint8_t pairs = 0;
+  for (Protocol proto : {Protocol::Simple, Protocol::LL}) {
+    if (!(policy.usableProtocols(func) & protocolBit(proto))) continue;
+    for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree}) {
+      if (policy.usableAlgorithms(func) & algorithmBit(algo)) pairs |= pairBit(algo, proto);
+    }
+  }
+  return pairs;
+}
+
+AlgoChoice chooseAlgorithm(CollFunc func, size_t bytes, const TuningInputs& in, const AlgoProtoPolicy& policy,
+                           uint8_t pairs) {
   AlgoChoice best{Algorithm::Ring, Protocol::Simple, 1, kInfinity};
   uint8_t algorithms = policy.usableAlgorithms(func);
   uint8_t protocols = policy.usableProtocols(func);
@@ -168,7 +182,9 @@ AlgoChoice chooseAlgorithm(CollFunc func, size_t bytes, const TuningInputs& in, 
       continue;
     }
     for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree}) {
-      if (algorithms & algorithmBit(algo)) consider(algo, predictTimeUs(func, algo, proto, bytes, withChannels));
+      if ((algorithms & algorithmBit(algo)) && (pairs & pairBit(algo, proto))) {
+        consider(algo, predictTimeUs(func, algo, proto, bytes, withChannels));
+      }
     }
   }
   return best;

@@ -47,6 +47,11 @@ struct AlgoChoice {
 
 // The fastest combination the policy allows (AlgoProtoPolicy::usableAlgorithms and
 // usableProtocols) among those that apply to `func`; ties go to Ring and to Simple.
-AlgoChoice chooseAlgorithm(CollFunc func, size_t bytes, const TuningInputs& in, const AlgoProtoPolicy& policy);
+// `pairs` (pairBit of alg_selection.h) narrows it further, for a call's own selection;
+// the caller makes sure that leaves something.
+AlgoChoice chooseAlgorithm(CollFunc func, size_t bytes, const TuningInputs& in, const AlgoProtoPolicy& policy,
+                           uint8_t pairs = 0xff);
+// The pairs the policy lets `func` use (pairBit of alg_selection.h).
+uint8_t usablePairs(CollFunc func, const AlgoProtoPolicy& policy);
 
 }  // namespace braid

@@ -7,7 +7,9 @@ using braid::Status;
 BRAID_API(ncclResult_t, ncclGetVersion, int* version) {
   return braid::api::apiCall("ncclGetVersion", nullptr, [&]() -> Status {
     BRAID_CHECK(braid::api::checkPointer(version, "ncclGetVersion", "version"));
-    *version = NCCL_VERSION_CODE;
+    // The level whose host API the library implements, which can be above the API level the
+    // header reports (docs/design.md, "Versions").
+    *version = BRAID_NCCL_LIBRARY_CODE;
     return braid::okStatus();
   });
 }
@@ -30,6 +32,8 @@ BRAID_API(const char*, ncclGetErrorString, ncclResult_t result) {
       return "remote process exited or there was a network error";
     case ncclInProgress:
       return "NCCL operation in progress";
+    case ncclTimeout:
+      return "operation timed out (run with NCCL_DEBUG=WARN for details)";
     default:
       braid::recordLastError(
           nullptr, braid::strFormat("ncclGetErrorString: %d is not a ncclResult_t value", static_cast<int>(result)));

@@ -24,6 +24,12 @@ struct CollTask {
   const void* scalarAtRun = nullptr;  // PreMulSum scalar read when the collective runs (ncclScalarDevice)
   int root = 0;
   cudaStream_t stream = nullptr;  // GPU mode: where it runs
+  // A call's own choice (ncclCollConfig_t): the (algorithm, protocol) pairs it may use
+  // (pairBit of algorithms/alg_selection.h; 0: the planner's choice) and bounds on its
+  // channel count (0: the communicator's).
+  uint8_t pairs = 0;
+  int minChannels = 0;
+  int maxChannels = 0;
 };
 
 struct P2pTask {

@@ -10,7 +10,12 @@
 
 namespace braid {
 
-constexpr unsigned kConfigMagic = 0xcafebeef;
+constexpr unsigned kConfigMagic = NCCL_API_MAGIC;
+// The first NCCL level whose header declares ncclTimeout.
+constexpr int kTimeoutResultSince = NCCL_VERSION(2, 30, 0);
+// Bounds on the one-sided contexts and signal indexes a communicator may ask for.
+constexpr int kMaxRmaContexts = 1024;
+constexpr int kMaxRmaSignals = 1 << 16;
 
 struct CommConfig {
   bool blocking = true;
@@ -27,6 +32,25 @@ struct CommConfig {
   int nvlsCTAs = NCCL_CONFIG_UNDEF_INT;
   int nChannelsPerNetPeer = NCCL_CONFIG_UNDEF_INT;
   int nvlinkCentricSched = 0;
+  // 2.29 to 2.32. Braid has no CUDA-graph modes, NVLS or CFT: these are validated and
+  // kept (docs/design.md says what each means here); numRmaCtx and numRmaSig bound the
+  // ctx and sigIdx of the one-sided calls.
+  int graphUsageMode = 2;
+  int numRmaCtx = 1;
+  int maxP2pPeers = NCCL_CONFIG_UNDEF_INT;  // unset: every rank
+  int graphStreamOrdering = 1;
+  int launchOrderImplicit = 0;
+  int numRmaSig = 1;
+  int rmaEagerInit = 0;
+  int hostCftMode = ncclHostCftDefault;
+  int nvlsHostMode = ncclNvlsHostModeDefault;
+
+  // The NCCL level of the caller's header, from its config's version (0: no config, so
+  // unknown). Split and shrunk communicators without a config inherit their parent's.
+  int callerLevel = 0;
+  // What a wait past its deadline (BRAID_TIMEOUT) returns: ncclTimeout to callers whose
+  // header has it (2.30 on), ncclRemoteError, the code NCCL had for it before, to others.
+  ncclResult_t timeoutResult() const { return callerLevel >= kTimeoutResultSince ? ncclTimeout : ncclRemoteError; }
 };
 
 // Reads the fields `user` really has (by its size and version), applies defaults (or those

@@ -1,8 +1,16 @@
 #include "core/comm_failure.h"
 
+#include <chrono>
+#include <thread>
+
 #include "util/log.h"
 
 namespace braid {
+
+namespace {
+// How long a failed operation waits for the watchdog to name another rank as the cause.
+constexpr int kVerdictWaitMs = 300;
+}  // namespace
 
 void markPeerLost(Comm* comm, const std::string& reason) {
   {
@@ -24,6 +32,15 @@ void markPeerLost(Comm* comm, const std::string& reason) {
 std::string peerLostReason(Comm* comm) {
   std::lock_guard<std::mutex> lock(comm->errorMutex);
   return comm->remoteFailure;
+}
+
+std::string awaitPeerLostReason(Comm* comm) {
+  std::string lost = peerLostReason(comm);
+  for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm->watchdog; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lost = peerLostReason(comm);
+  }
+  return lost;
 }
 
 }  // namespace braid

@@ -14,5 +14,10 @@ namespace braid {
 void markPeerLost(Comm* comm, const std::string& reason);
 // The recorded reason, empty while no other rank is known lost.
 std::string peerLostReason(Comm* comm);
+// The recorded reason, waiting up to kVerdictWait for one when there is none yet: a broken
+// connection is usually a rank that died, and the watchdog's verdict ("rank 3 is gone")
+// arrives within moments and says more than "connection reset". Returns at once when the
+// communicator has no watchdog. Empty when no verdict came.
+std::string awaitPeerLostReason(Comm* comm);
 
 }  // namespace braid

@@ -6,6 +6,7 @@
 #include <map>
 #include <thread>
 
+#include "algorithms/alg_selection.h"
 #include "algorithms/ring.h"
 #include "core/comm_failure.h"
 #include "core/topology_report.h"
@@ -32,9 +33,6 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
 
 // How long destroying a communicator waits for data still leaving through the network.
 constexpr double kDrainSeconds = 10;
-
-// How long a failed operation waits for the watchdog to name another rank as the cause.
-constexpr int kVerdictWaitMs = 300;
 
 bool isDataOnly(CollFunc func) { return func == CollFunc::Broadcast || func == CollFunc::AllGather; }
 
@@ -121,8 +119,33 @@ Status DataPath::plan(const CollTask& task, PlannedColl* out) {
   planned.task = task;
   planned.elemBytes = dataTypeSize(task.type);
   size_t bytes = modelBytes(task, comm_.nranks, planned.elemBytes);
-  AlgoChoice choice = chooseAlgorithm(task.func, bytes, tuning_, policy_);
+  // A call's own selection narrows what the settings allow; where NCCL_ALGO/NCCL_PROTO
+  // leave none of it, the environment wins, as in NCCL.
   int func = static_cast<int>(task.func);
+  uint8_t pairs = 0xff;
+  if (task.pairs) {
+    uint8_t allowed = usablePairs(task.func, policy_);
+    pairs = task.pairs & allowed;
+    if (!pairs) {
+      pairs = allowed;
+      if (!reportedSelectionOverridden_[func]) {
+        reportedSelectionOverridden_[func] = true;
+        BRAID_INFO(kLogTuning, "%s: the call's algSelection (%s) is outside NCCL_ALGO=%s / NCCL_PROTO=%s; using %s",
+                   collFuncName(task.func), pairNames(task.pairs).c_str(), policy_.algoSetting.c_str(),
+                   policy_.protoSetting.c_str(), pairNames(allowed).c_str());
+      }
+    }
+  }
+  // A call's channel bounds, within the communicator's.
+  TuningInputs tuning = tuning_;
+  int lower = settings_.minChannels;
+  int upper = std::max(settings_.minChannels, settings_.defaultChannels);
+  if (task.maxChannels > 0) {
+    upper = std::clamp(task.maxChannels, settings_.minChannels, settings_.maxChannels);
+    tuning.nChannels = upper;
+  }
+  if (task.minChannels > 0) lower = std::clamp(task.minChannels, settings_.minChannels, upper);
+  AlgoChoice choice = chooseAlgorithm(task.func, bytes, tuning, policy_, pairs);
   if (!reportedInapplicable_[func]) {
     reportedInapplicable_[func] = true;
     std::string why = policy_.explainInapplicable(task.func);
@@ -130,8 +153,7 @@ Status DataPath::plan(const CollTask& task, PlannedColl* out) {
   }
   planned.algo = choice.algo;
   planned.proto = choice.proto;
-  int upper = std::max(settings_.minChannels, settings_.defaultChannels);
-  planned.nChannels = std::clamp(choice.nChannels, settings_.minChannels, upper);
+  planned.nChannels = std::clamp(choice.nChannels, lower, upper);
   // Data-only collectives move bytes; reductions move elements.
   bool dataOnly = isDataOnly(task.func);
   planned.geometry.unit = dataOnly ? 1 : static_cast<uint32_t>(planned.elemBytes);
@@ -182,14 +204,9 @@ Status DataPath::finishOperation(Status result) {
     if (!proxyStatus.ok()) result = proxyStatus;  // the root cause, not the waits it aborted
   }
   if (!result.ok()) {
-    std::string lost = peerLostReason(&comm_);
-    // A broken connection is usually a rank that died: its watchdog verdict ("rank 3 is
-    // gone") arrives within moments and says more than "connection reset". Give it a
-    // moment before reporting this failure as our own.
-    for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm_.watchdog; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      lost = peerLostReason(&comm_);
-    }
+    // A broken connection is usually a rank that died: give its verdict a moment before
+    // reporting this failure as our own.
+    std::string lost = awaitPeerLostReason(&comm_);
     if (!lost.empty()) {
       // Another rank is gone: that is the cause, not the waits it ended.
       result = BRAID_ERROR(ncclRemoteError, "%s", lost.c_str());
@@ -320,7 +337,7 @@ Status DataPath::waitFailure(const HostExec& exec, int channel, const char* what
       waitingFor = "for " + peer + " to take the data sent to it (" + conn->via() + ")";
     }
   }
-  return BRAID_ERROR(ncclRemoteError,
+  return BRAID_ERROR(settings_.timeoutResult,
                      "%s did not complete within BRAID_TIMEOUT=%g s: channel %d was waiting %s; that rank is stuck, "
                      "stopped or much slower than this one",
                      what, settings_.timeoutSec, channel, waitingFor.c_str());

@@ -164,6 +164,8 @@ class DataPath {
   CpuSet workerCpus_;                       // empty: worker threads keep their affinity
   int64_t deadlineNs_ = 0;                  // of the operation running now (BRAID_TIMEOUT), 0: none
   std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
+  // A call's algSelection that NCCL_ALGO/NCCL_PROTO overrode, reported once per function.
+  std::vector<bool> reportedSelectionOverridden_ = std::vector<bool>(kNumCollFuncs, false);
 };
 
 }  // namespace braid

@@ -22,9 +22,6 @@ namespace braid {
 
 namespace {
 
-// How long a failure found by the monitor waits for the watchdog to name another rank as
-// the cause (as finishOperation does in host mode).
-constexpr int kVerdictWaitMs = 300;
 // How long ncclCommAbort waits for the kernels to notice; a kernel queued behind the
 // application's own work on its stream may not even have started.
 constexpr double kAbortDrainSeconds = 10;
@@ -50,6 +47,7 @@ Status DataPath::initGpu() {
   config.rank = comm_.rank;
   config.nranks = comm_.nranks;
   config.timeoutSec = settings_.timeoutSec;
+  config.timeoutResult = settings_.timeoutResult;
   config.abort = &comm_.abortFlag;
   config.onFailure = [this](Status failure) { failAsync(std::move(failure)); };
   config.netBegin = [this]() {
@@ -111,11 +109,7 @@ void DataPath::failAsync(Status failure) {
     Status proxyStatus = proxy->status();
     if (!proxyStatus.ok()) failure = proxyStatus;  // the root cause, not the waits it aborted
   }
-  std::string lost = peerLostReason(&comm_);
-  for (int i = 0; i < kVerdictWaitMs && lost.empty() && comm_.watchdog; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    lost = peerLostReason(&comm_);
-  }
+  std::string lost = awaitPeerLostReason(&comm_);
   if (!lost.empty()) return;  // another rank is gone: that is the cause, recorded already
   ncclResult_t expected = ncclSuccess;
   if (!comm_.asyncError.compare_exchange_strong(expected, failure.code())) {

@@ -141,6 +141,7 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, 
   s.singleCopy = params::kSingleCopy.get(env) != 0;
   s.singleCopyThreshold = static_cast<size_t>(params::kSingleCopyThreshold.get(env));
   s.timeoutSec = static_cast<double>(params::kTimeout.get(env));
+  s.timeoutResult = config.timeoutResult();
   int64_t spin = params::kSpinNs.get(env);
   // Spinning pays only while every rank of the host has a core of its own.
   s.spinNs = spin >= 0 ? spin : (cores >= localRanks ? 20000 : 1000);
@@ -174,6 +175,7 @@ Status agreeOnSettings(Bootstrap& bootstrap, DataPathSettings* settings) {
   settings->singleCopy = local.singleCopy;
   settings->singleCopyThreshold = local.singleCopyThreshold;
   settings->timeoutSec = local.timeoutSec;
+  settings->timeoutResult = local.timeoutResult;
   return okStatus();
 }
 

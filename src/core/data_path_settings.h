@@ -31,6 +31,8 @@ struct DataPathSettings {
   bool singleCopy = true;  // a local matter: each receiver probes its own senders
   size_t singleCopyThreshold = 256 << 10;
   double timeoutSec = 0;  // BRAID_TIMEOUT, a local matter: 0 waits as long as the peers live
+  // What a wait past BRAID_TIMEOUT returns (CommConfig::timeoutResult), a local matter too.
+  ncclResult_t timeoutResult = ncclRemoteError;
 };
 
 // Reads this rank's settings (local: cores, environment, config). `gpuMode`: channels are

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/buffer_check.h"
+#include "core/coll_config.h"
 #include "core/data_path.h"
 #include "core/group.h"
 #include "core/last_error.h"
@@ -88,11 +89,19 @@ P2pTask p2pTask(bool isSend, const void* send, void* recv, size_t bytes, int pee
   return t;
 }
 
+// A p2p-path call's configuration: checked, with nothing for the planner to honour.
+Status checkP2pConfig(const Comm* comm, const ncclCollConfig_t* config, CollFunc func, const char* fn) {
+  CollCallChoice unused;
+  return resolveCollConfig(config, func, fn, comm->cudaDev >= 0, &unused);
+}
+
 }  // namespace
 
 Status enqueueCollective(Comm* comm, const CollCall& call) {
+  CollCallChoice choice;
   Status checked = [&]() -> Status {
     BRAID_CHECK(checkReady(comm, call.fn));
+    BRAID_CHECK(resolveCollConfig(call.config, call.func, call.fn, comm->cudaDev >= 0, &choice));
     BRAID_CHECK(checkType(call.type, call.fn));
     bool rooted = call.func == CollFunc::Broadcast || call.func == CollFunc::Reduce;
     if (rooted) BRAID_CHECK(checkRank(call.root, comm->nranks, call.fn, "root"));
@@ -115,6 +124,9 @@ Status enqueueCollective(Comm* comm, const CollCall& call) {
   task.type = call.type;
   task.root = call.root < 0 ? 0 : call.root;
   task.stream = call.stream;
+  task.pairs = choice.pairs;
+  task.minChannels = choice.minChannels;
+  task.maxChannels = choice.maxChannels;
   if (call.func != CollFunc::Broadcast && call.func != CollFunc::AllGather) {
     ResolvedOp op;
     Status resolved = comm->redOps.resolve(call.op, call.type, comm->nranks, call.fn, &op);
@@ -150,10 +162,11 @@ Status enqueueSendRecv(Comm* comm, const char* fn, bool isSend, const void* send
 }
 
 Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type,
-                       cudaStream_t stream) {
-  const char* fn = "ncclAlltoAll";
+                       cudaStream_t stream, const ncclCollConfig_t* config) {
+  const char* fn = config ? "ncclAlltoAllConfig" : "ncclAlltoAll";
   Status checked = [&]() -> Status {
     BRAID_CHECK(checkReady(comm, fn));
+    BRAID_CHECK(checkP2pConfig(comm, config, CollFunc::AlltoAll, fn));
     BRAID_CHECK(checkType(type, fn));
     BRAID_CHECK(checkBuffer(comm, sendbuff, count, fn, "sendbuff"));
     BRAID_CHECK(checkBuffer(comm, recvbuff, count, fn, "recvbuff"));
@@ -185,10 +198,11 @@ Status enqueueAlltoAll(Comm* comm, const void* sendbuff, void* recvbuff, size_t 
 }
 
 Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root,
-                     cudaStream_t stream) {
-  const char* fn = "ncclGather";
+                     cudaStream_t stream, const ncclCollConfig_t* config) {
+  const char* fn = config ? "ncclGatherConfig" : "ncclGather";
   Status checked = [&]() -> Status {
     BRAID_CHECK(checkReady(comm, fn));
+    BRAID_CHECK(checkP2pConfig(comm, config, CollFunc::Gather, fn));
     BRAID_CHECK(checkType(type, fn));
     BRAID_CHECK(checkRank(root, comm->nranks, fn, "root"));
     BRAID_CHECK(checkBuffer(comm, sendbuff, count, fn, "sendbuff"));
@@ -209,10 +223,11 @@ Status enqueueGather(Comm* comm, const void* sendbuff, void* recvbuff, size_t co
 }
 
 Status enqueueScatter(Comm* comm, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type, int root,
-                      cudaStream_t stream) {
-  const char* fn = "ncclScatter";
+                      cudaStream_t stream, const ncclCollConfig_t* config) {
+  const char* fn = config ? "ncclScatterConfig" : "ncclScatter";
   Status checked = [&]() -> Status {
     BRAID_CHECK(checkReady(comm, fn));
+    BRAID_CHECK(checkP2pConfig(comm, config, CollFunc::Scatter, fn));
     BRAID_CHECK(checkType(type, fn));
     BRAID_CHECK(checkRank(root, comm->nranks, fn, "root"));
     BRAID_CHECK(checkBuffer(comm, recvbuff, count, fn, "recvbuff"));

@@ -34,6 +34,18 @@ const IntParam kMinCtas("NCCL_MIN_CTAS", 1, 1, 64, "minimum number of channels (
 const IntParam kMaxCtas("NCCL_MAX_CTAS", 64, 1, 64, "maximum number of channels (CTAs)");
 const StringParam kNetName("NCCL_NET", "", "network backend to use: IB or Socket");
 const IntParam kSplitShare("NCCL_COMM_SPLIT_SHARE_RESOURCES", 0, 0, 1, "share resources between split comms");
+const IntParam kShrinkShare("NCCL_COMM_SHRINK_SHARE_RESOURCES", 0, 0, 1, "share resources between shrunk comms");
+const IntParam kGraphMixing("NCCL_GRAPH_MIXING_SUPPORT", 1, 0, 1,
+                            "overrides ncclConfig_t.graphUsageMode: 1 sets 2 (graphs mixed with other work), 0 sets 0");
+const IntParam kGraphStreamOrdering("NCCL_GRAPH_STREAM_ORDERING", 1, 0, 1,
+                                    "overrides ncclConfig_t.graphStreamOrdering (0 needs graphUsageMode 0 or 1)");
+const IntParam kLaunchOrderImplicit("NCCL_LAUNCH_ORDER_IMPLICIT", 0, 0, 1,
+                                    "overrides ncclConfig_t.launchOrderImplicit");
+const IntParam kNumRmaCtx("NCCL_NUM_RMA_CTX", 1, 0, 1024,
+                          "overrides ncclConfig_t.numRmaCtx: one-sided contexts per communicator (0: no RMA)");
+const IntParam kRmaEagerInit("NCCL_RMA_EAGER_INIT", 0, 0, 1, "overrides ncclConfig_t.rmaEagerInit");
+const IntParam kMaxP2pPeers("NCCL_MAX_P2P_PEERS", 0, 1, 1 << 30,
+                            "overrides ncclConfig_t.maxP2pPeers: peers a rank talks to at once by point-to-point");
 
 const IntParam kBuffSize("NCCL_BUFFSIZE", 4 << 20, 64 << 10, 1 << 30,
                          "bytes of a Simple-protocol connection buffer (8 steps)", ParamKind::Size);
@@ -90,6 +102,9 @@ const IntParam kThreadAffinity(
 const IntParam kPxnDisable("NCCL_PXN_DISABLE", 0, 0, 1,
                            "1: no PXN paths (GPU -> NVLink peer -> its NIC) in the topology");
 
+const IntParam kParamDumpAll("NCCL_PARAM_DUMP_ALL", 0, 0, 1,
+                             "accepted: Braid's parameter listing always has every parameter it reads");
+
 const StringParam kDevice("BRAID_DEVICE", "auto", "auto: GPU when usable, else host memory; cpu: always host memory");
 
 const StringParam kLauncher("BRAID_LAUNCHER", "",
@@ -98,5 +113,7 @@ const StringParam kRendezvous("BRAID_RENDEZVOUS", "",
                               "where rank 0 serves the unique id: tcp://host:port or file:///shared/path");
 const IntParam kRendezvousPort("BRAID_RENDEZVOUS_PORT", 0, 0, 65535,
                                "port of the unique-id rendezvous (default: derived from the launcher)");
+const StringParam kJobToken("BRAID_JOB_TOKEN", "",
+                            "identifies the job at the rendezvous (default: the launcher's job id)");
 
 }  // namespace braid::params

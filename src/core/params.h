@@ -26,12 +26,19 @@ extern const IntParam kTimeout;   // BRAID_TIMEOUT (seconds, 0: none)
 extern const IntParam kWatchdog;  // BRAID_WATCHDOG
 
 // Communicator defaults that override ncclConfig_t, as NCCL's do.
-extern const IntParam kCommBlocking;    // NCCL_COMM_BLOCKING
-extern const IntParam kCgaClusterSize;  // NCCL_CGA_CLUSTER_SIZE
-extern const IntParam kMinCtas;         // NCCL_MIN_CTAS
-extern const IntParam kMaxCtas;         // NCCL_MAX_CTAS
-extern const StringParam kNetName;      // NCCL_NET
-extern const IntParam kSplitShare;      // NCCL_COMM_SPLIT_SHARE_RESOURCES
+extern const IntParam kCommBlocking;         // NCCL_COMM_BLOCKING
+extern const IntParam kCgaClusterSize;       // NCCL_CGA_CLUSTER_SIZE
+extern const IntParam kMinCtas;              // NCCL_MIN_CTAS
+extern const IntParam kMaxCtas;              // NCCL_MAX_CTAS
+extern const StringParam kNetName;           // NCCL_NET
+extern const IntParam kSplitShare;           // NCCL_COMM_SPLIT_SHARE_RESOURCES
+extern const IntParam kShrinkShare;          // NCCL_COMM_SHRINK_SHARE_RESOURCES
+extern const IntParam kGraphMixing;          // NCCL_GRAPH_MIXING_SUPPORT
+extern const IntParam kGraphStreamOrdering;  // NCCL_GRAPH_STREAM_ORDERING
+extern const IntParam kLaunchOrderImplicit;  // NCCL_LAUNCH_ORDER_IMPLICIT
+extern const IntParam kNumRmaCtx;            // NCCL_NUM_RMA_CTX
+extern const IntParam kRmaEagerInit;         // NCCL_RMA_EAGER_INIT
+extern const IntParam kMaxP2pPeers;          // NCCL_MAX_P2P_PEERS
 
 // Data path.
 extern const IntParam kBuffSize;             // NCCL_BUFFSIZE
@@ -71,6 +78,9 @@ extern const IntParam kTopoDumpFileRank;  // NCCL_TOPO_DUMP_FILE_RANK
 extern const IntParam kThreadAffinity;    // BRAID_THREAD_AFFINITY
 extern const IntParam kPxnDisable;        // NCCL_PXN_DISABLE
 
+// The parameter API (ncclParamGetAllParameterKeys).
+extern const IntParam kParamDumpAll;  // NCCL_PARAM_DUMP_ALL
+
 // Execution mode.
 extern const StringParam kDevice;  // BRAID_DEVICE
 
@@ -78,5 +88,6 @@ extern const StringParam kDevice;  // BRAID_DEVICE
 extern const StringParam kLauncher;     // BRAID_LAUNCHER
 extern const StringParam kRendezvous;   // BRAID_RENDEZVOUS
 extern const IntParam kRendezvousPort;  // BRAID_RENDEZVOUS_PORT
+extern const StringParam kJobToken;     // BRAID_JOB_TOKEN
 
 }  // namespace braid::params

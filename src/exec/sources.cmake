@@ -19,6 +19,9 @@ foreach(_pair IN LISTS _braid_dispatch_types)
   set(_generated ${CMAKE_CURRENT_BINARY_DIR}/exec/host/dispatch_${BRAID_TYPE_SUFFIX}.cc)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/host/dispatch_type.cc.in ${_generated} @ONLY)
   list(APPEND BRAID_SOURCES ${_generated})
+  # Each instantiates every schedule for its type: heavy enough to be a compile job of its
+  # own (a unity batch of them would leave the other core idle).
+  set_source_files_properties(${_generated} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
   if(NOT BRAID_SANITIZE)  # sanitizer builds check behaviour, not speed: keep them quick to build
     set_source_files_properties(${_generated} PROPERTIES COMPILE_OPTIONS "-O3")
   endif()

@@ -11,7 +11,8 @@
 
 namespace braid {
 
-namespace {
+// A named namespace, not an anonymous one: Nvml::Api's members use these types.
+namespace nvml_abi {
 
 // The few NVML types Braid uses, with NVML's layout (nvml.h is not needed to build).
 using NvmlReturn = int;
@@ -33,7 +34,9 @@ std::string normaliseBusId(const char* text) {
   return s;
 }
 
-}  // namespace
+}  // namespace nvml_abi
+
+using namespace nvml_abi;
 
 struct Nvml::Api {
   void* handle = nullptr;

@@ -2,9 +2,12 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "util/format.h"
+#include "util/param.h"
 
 namespace braid {
 
@@ -39,9 +42,14 @@ std::vector<ConfFileEntry> parseConfFile(std::string_view text, std::vector<int>
 
 namespace {
 
+// Registered like every other parameter, but read from the environment alone: it says
+// which files the other parameters come from.
+const StringParam kConfFile("NCCL_CONF_FILE", "",
+                            "configuration file read before ~/.nccl.conf and /etc/nccl.conf (environment only)");
+
 std::vector<std::string> defaultConfFiles() {
   std::vector<std::string> files;
-  if (const char* explicitFile = std::getenv("NCCL_CONF_FILE"); explicitFile && *explicitFile) {
+  if (const char* explicitFile = std::getenv(kConfFile.name()); explicitFile && *explicitFile) {
     files.emplace_back(explicitFile);
   }
   if (const char* home = std::getenv("HOME"); home && *home) files.push_back(std::string(home) + "/.nccl.conf");
@@ -49,7 +57,36 @@ std::vector<std::string> defaultConfFiles() {
   return files;
 }
 
+// Values set by the program; read at communicator creation and such, never in a hot path.
+struct ProgramValues {
+  std::mutex mutex;
+  std::map<std::string, std::string, std::less<>> values;
+};
+
+ProgramValues& programValues() {
+  static ProgramValues* values = new ProgramValues();  // never destroyed: read during exit
+  return *values;
+}
+
+std::optional<std::string> programValue(std::string_view name) {
+  ProgramValues& program = programValues();
+  std::lock_guard<std::mutex> lock(program.mutex);
+  auto it = program.values.find(name);
+  if (it == program.values.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace
+
+void EnvSource::setByProgram(const std::string& name, std::optional<std::string> value) {
+  ProgramValues& program = programValues();
+  std::lock_guard<std::mutex> lock(program.mutex);
+  if (value) {
+    program.values[name] = std::move(*value);
+  } else {
+    program.values.erase(name);
+  }
+}
 
 EnvSource::EnvSource(std::vector<std::string> files, bool useEnvironment) : useEnvironment_(useEnvironment) {
   for (const std::string& path : files) {
@@ -81,6 +118,7 @@ const EnvSource::FileValue* EnvSource::findInFiles(std::string_view name) const 
 
 std::optional<std::string> EnvSource::get(std::string_view name) const {
   if (useEnvironment_) {
+    if (std::optional<std::string> set = programValue(name); set && !set->empty()) return set;
     std::string key(name);
     if (const char* value = std::getenv(key.c_str()); value && *value) return std::string(value);
   }
@@ -90,6 +128,7 @@ std::optional<std::string> EnvSource::get(std::string_view name) const {
 
 std::string EnvSource::origin(std::string_view name) const {
   if (useEnvironment_) {
+    if (std::optional<std::string> set = programValue(name); set && !set->empty()) return "braidParamSet";
     std::string key(name);
     if (const char* value = std::getenv(key.c_str()); value && *value) return "environment";
   }

@@ -31,8 +31,13 @@ class EnvSource {
   EnvSource(std::vector<std::string> files, bool useEnvironment);
 
   // The raw value, or nullopt when unset. An empty value counts as unset, as in NCCL.
+  // The process-wide source consults values set by the program first (setByProgram).
   std::optional<std::string> get(std::string_view name) const;
-  // Where the value of `name` came from ("environment", a file path), for the ENV log.
+  // A value the program set (braidParamSet), ahead of the environment and the files of the
+  // process-wide source; nullopt removes it.
+  static void setByProgram(const std::string& name, std::optional<std::string> value);
+  // Where the value of `name` came from ("braidParamSet", "environment", a file path,
+  // "default"), for the ENV log and ncclParamDumpAll.
   std::string origin(std::string_view name) const;
   // Lines of the configuration files that could not be parsed ("path:line"), reported once
   // by the logger after it has started (it reads its own settings from this source).

@@ -12,6 +12,7 @@
 
 #include "util/env.h"
 #include "util/format.h"
+#include "util/param.h"
 
 namespace braid {
 
@@ -60,10 +61,16 @@ Logger& logger() {
 
 thread_local int tlsRank = -1;
 
+// Read when logging starts (the first message) and again by ncclResetDebugInit.
+const StringParam kDebug("NCCL_DEBUG", "", "log level: VERSION, WARN, INFO, ABORT or TRACE (unset: silent)");
+const StringParam kDebugSubsys("NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,ENV",
+                               "subsystems printed at INFO (comma-separated, ^ inverts)");
+const StringParam kDebugFile("NCCL_DEBUG_FILE", "", "file to log to (%h: host name, %p: pid; unset: stdout)");
+
 void initLocked(Logger& log) {
   const EnvSource& env = EnvSource::process();
   LogSettings settings;
-  if (auto levelText = env.get("NCCL_DEBUG")) {
+  if (auto levelText = kDebug.getIfSet(env)) {
     bool valid = true;
     settings.level = parseLogLevel(*levelText, &valid);
     if (!valid) {
@@ -72,14 +79,14 @@ void initLocked(Logger& log) {
           strFormat("NCCL_DEBUG=%s is not one of VERSION, WARN, INFO, ABORT, TRACE; using WARN", levelText->c_str()));
     }
   }
-  if (auto subsysText = env.get("NCCL_DEBUG_SUBSYS")) {
+  if (auto subsysText = kDebugSubsys.getIfSet(env)) {
     std::string unknown;
     settings.subsysMask = parseLogSubsys(*subsysText, &unknown);
     if (!unknown.empty()) {
       log.pendingWarnings.push_back(strFormat("NCCL_DEBUG_SUBSYS: ignoring unknown subsystem(s) %s", unknown.c_str()));
     }
   }
-  if (auto fileText = env.get("NCCL_DEBUG_FILE")) settings.filePattern = *fileText;
+  if (auto fileText = kDebugFile.getIfSet(env)) settings.filePattern = *fileText;
   for (const std::string& where : env.malformedLines()) {
     log.pendingWarnings.push_back("configuration file line ignored (expected NAME=value): " + where);
   }

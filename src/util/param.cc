@@ -26,6 +26,27 @@ ParamBase::ParamBase(const char* name, ParamKind kind, const char* help) : name_
 
 const std::vector<const ParamBase*>& ParamBase::all() { return registry(); }
 
+const ParamBase* ParamBase::find(std::string_view name) {
+  for (const ParamBase* param : registry()) {
+    if (name == param->name()) return param;
+  }
+  return nullptr;
+}
+
+std::string ParamBase::origin(const EnvSource& env) const { return env.origin(name_); }
+
+const char* paramTypeName(ParamType type) {
+  switch (type) {
+    case ParamType::I32:
+      return "int32_t";
+    case ParamType::I64:
+      return "int64_t";
+    case ParamType::Str:
+      return "const char*";
+  }
+  return "?";
+}
+
 void ParamBase::warnOnce(const std::string& value, const std::string& why, const std::string& used) const {
   static std::mutex mutex;
   static std::set<std::string> reported;
@@ -84,21 +105,34 @@ IntParam::IntParam(const char* name, int64_t defaultValue, int64_t minValue, int
 
 std::string IntParam::defaultText() const { return std::to_string(default_); }
 
+ParamType IntParam::type() const {
+  bool fits32 = min_ >= INT32_MIN && max_ <= INT32_MAX && default_ >= INT32_MIN && default_ <= INT32_MAX;
+  return kind() == ParamKind::Int && fits32 ? ParamType::I32 : ParamType::I64;
+}
+
+std::string IntParam::rejects(const std::string& text) const {
+  int64_t value = 0;
+  bool parsed = kind() == ParamKind::Size ? parseSize(text, &value) : parseInt64(text, &value);
+  if (!parsed)
+    return kind() == ParamKind::Size ? "is not a size (bytes, optionally with K, M or G)" : "is not an integer";
+  if (value < min_ || value > max_) {
+    return strFormat("is outside [%lld, %lld]", static_cast<long long>(min_), static_cast<long long>(max_));
+  }
+  return std::string();
+}
+
 std::optional<int64_t> IntParam::getIfSet(const EnvSource& env) const {
   std::optional<std::string> text = env.get(name());
   if (!text) return std::nullopt;
-  int64_t value = 0;
-  bool parsed = kind() == ParamKind::Size ? parseSize(*text, &value) : parseInt64(*text, &value);
-  if (!parsed) {
-    warnOnce(*text,
-             kind() == ParamKind::Size ? "is not a size (bytes, optionally with K, M or G)" : "is not an integer",
-             "the default " + std::to_string(default_));
+  if (std::string why = rejects(*text); !why.empty()) {
+    warnOnce(*text, why, "the default " + std::to_string(default_));
     return std::nullopt;
   }
-  if (value < min_ || value > max_) {
-    warnOnce(*text, strFormat("is outside [%lld, %lld]", static_cast<long long>(min_), static_cast<long long>(max_)),
-             "the default " + std::to_string(default_));
-    return std::nullopt;
+  int64_t value = 0;
+  if (kind() == ParamKind::Size) {
+    parseSize(*text, &value);
+  } else {
+    parseInt64(*text, &value);
   }
   return value;
 }
@@ -112,5 +146,6 @@ StringParam::StringParam(const char* name, const char* defaultValue, const char*
 std::string StringParam::get(const EnvSource& env) const { return env.get(name()).value_or(default_); }
 std::string StringParam::get() const { return get(EnvSource::process()); }
 bool StringParam::isSet() const { return EnvSource::process().get(name()).has_value(); }
+std::optional<std::string> StringParam::getIfSet(const EnvSource& env) const { return env.get(name()); }
 
 }  // namespace braid

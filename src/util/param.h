@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace braid {
@@ -15,6 +16,11 @@ namespace braid {
 class EnvSource;
 
 enum class ParamKind { Int, Size, String };
+
+// The C type a parameter has in NCCL's parameter API (ncclParamGetI32, ...): integers whose
+// bounds fit 32 bits are int32_t, other integers (and sizes) int64_t, text const char*.
+enum class ParamType { I32, I64, Str };
+const char* paramTypeName(ParamType type);  // "int32_t", "int64_t", "const char*"
 
 class ParamBase {
  public:
@@ -27,9 +33,18 @@ class ParamBase {
   ParamKind kind() const { return kind_; }
   const char* help() const { return help_; }
   virtual std::string defaultText() const = 0;
+  virtual ParamType type() const = 0;
+  // The value the library uses when it reads the parameter now, as text (a rejected value
+  // reads as the default), and where it comes from ("environment", a file, "default").
+  virtual std::string currentText(const EnvSource& env) const = 0;
+  std::string origin(const EnvSource& env) const;
+  // Empty when `text` is a valid value of the parameter, else why not ("is not an integer").
+  virtual std::string rejects(const std::string& text) const = 0;
 
   // Every parameter declared in the program, in declaration order (for documentation).
   static const std::vector<const ParamBase*>& all();
+  // The parameter named `name`, or null.
+  static const ParamBase* find(std::string_view name);
 
  protected:
   // Reports a rejected value once per (name, value) for the life of the process.
@@ -53,6 +68,9 @@ class IntParam : public ParamBase {
   std::optional<int64_t> getIfSet(const EnvSource& env) const;
   int64_t defaultValue() const { return default_; }
   std::string defaultText() const override;
+  ParamType type() const override;
+  std::string currentText(const EnvSource& env) const override { return std::to_string(get(env)); }
+  std::string rejects(const std::string& text) const override;
 
  private:
   int64_t default_;
@@ -66,7 +84,12 @@ class StringParam : public ParamBase {
   std::string get() const;
   std::string get(const EnvSource& env) const;
   bool isSet() const;
+  // The value when set (nullopt otherwise).
+  std::optional<std::string> getIfSet(const EnvSource& env) const;
   std::string defaultText() const override { return default_; }
+  ParamType type() const override { return ParamType::Str; }
+  std::string currentText(const EnvSource& env) const override { return get(env); }
+  std::string rejects(const std::string&) const override { return std::string(); }
 
  private:
   const char* default_;

@@ -18,6 +18,7 @@ fail() { echo "check_install: $*" >&2; exit 1; }
 [ -f "$prefix/include/braid/launch.h" ] || fail "include/braid/launch.h missing"
 [ -f "$prefix/include/braid/version.h" ] || fail "include/braid/version.h missing"
 [ -f "$prefix/include/braid/host_mode.h" ] || fail "include/braid/host_mode.h missing"
+[ -f "$prefix/include/braid/nccl/nccl_types.h" ] || fail "include/braid/nccl/nccl_types.h (a piece of nccl.h) missing"
 [ -f "$libdir/libnccl_static.a" ] || fail "libnccl_static.a missing"
 [ "$(readlink "$libdir/libnccl.so")" = "libnccl.so.2" ] || fail "libnccl.so does not point to libnccl.so.2"
 real=$(readlink "$libdir/libnccl.so.2")

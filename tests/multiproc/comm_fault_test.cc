@@ -18,8 +18,6 @@
 namespace braid::test {
 namespace {
 
-constexpr double kTimeout = 60;
-
 std::map<std::string, std::string> shortBootstrapTimeout(int) { return {{"BRAID_BOOTSTRAP_TIMEOUT", "3"}}; }
 
 // args: id, nranks, [rank override]. Prints the result code and message of init.
@@ -62,7 +60,7 @@ TEST(CommFault, ForeignConnectionsToTheRootDoNotDisturbInit) {
   strangers[3].reset();
 
   auto start = std::chrono::steady_clock::now();
-  auto results = runScenario("try_init", 3, {idToArg(id), "3"}, kTimeout);
+  auto results = runScenario("try_init", 3, {idToArg(id), "3"}, kScenarioSeconds);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   expectAllSucceeded(results);
   // The silent stranger holds its connection for 10 s; the ranks must not wait for it.
@@ -73,7 +71,7 @@ TEST(CommFault, RankThatNeverArrivesIsNamedInTheError) {
   ncclUniqueId id = freshId();
   auto start = std::chrono::steady_clock::now();
   // nranks = 3 but only ranks 0 and 1 exist.
-  auto results = runScenario("try_init", 2, {idToArg(id), "3"}, kTimeout, shortBootstrapTimeout);
+  auto results = runScenario("try_init", 2, {idToArg(id), "3"}, kScenarioSeconds, shortBootstrapTimeout);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& r : results) {
     EXPECT_EQ(r.exitCode, 10) << r.describe();
@@ -85,7 +83,7 @@ TEST(CommFault, RankThatNeverArrivesIsNamedInTheError) {
 
 TEST(CommFault, TwoProcessesClaimingOneRankAreRejected) {
   ncclUniqueId id = freshId();
-  auto results = runScenario("try_init", 3, {idToArg(id), "3", "0", "1", "1"}, kTimeout, shortBootstrapTimeout);
+  auto results = runScenario("try_init", 3, {idToArg(id), "3", "0", "1", "1"}, kScenarioSeconds, shortBootstrapTimeout);
   int told = 0;
   for (const auto& r : results) {
     EXPECT_NE(r.exitCode, 0) << r.describe();
@@ -115,9 +113,10 @@ TEST(CommFault, RankArrivingAfterTheRootGaveUpHearsWhy) {
   // later, when the communicator has already failed. It must hear the same reason at once,
   // not retry a closed port until its 20 s timeout.
   ncclUniqueId id = freshId();
-  auto results = runScenario("delayed_init", 3, {idToArg(id), "3", "1", "0", "1", "0", "0", "1500"}, kTimeout, [](int) {
-    return std::map<std::string, std::string>{{"BRAID_BOOTSTRAP_TIMEOUT", "20"}};
-  });
+  auto results =
+      runScenario("delayed_init", 3, {idToArg(id), "3", "1", "0", "1", "0", "0", "1500"}, kScenarioSeconds, [](int) {
+        return std::map<std::string, std::string>{{"BRAID_BOOTSTRAP_TIMEOUT", "20"}};
+      });
   for (const auto& r : results) {
     EXPECT_EQ(r.exitCode, 10) << r.describe();
     EXPECT_NE(r.output.find("RESULT 5"), std::string::npos) << r.output;  // ncclInvalidUsage
@@ -128,7 +127,8 @@ TEST(CommFault, RankArrivingAfterTheRootGaveUpHearsWhy) {
 
 TEST(CommFault, RanksDisagreeingOnTheSizeAreRejected) {
   ncclUniqueId id = freshId();
-  auto results = runScenario("try_init", 2, {idToArg(id), "per-child", "2", "3"}, kTimeout, shortBootstrapTimeout);
+  auto results =
+      runScenario("try_init", 2, {idToArg(id), "per-child", "2", "3"}, kScenarioSeconds, shortBootstrapTimeout);
   for (const auto& r : results) {
     EXPECT_EQ(r.exitCode, 10) << r.describe();
     EXPECT_NE(r.output.find("disagree on the communicator size"), std::string::npos) << r.output;
@@ -142,7 +142,7 @@ TEST(CommFault, RootThatIsGoneIsReportedWithinTheTimeout) {
   contents.secret[0] = 1;
   ncclUniqueId id;
   encodeUniqueId(contents, &id);
-  auto results = runScenario("try_init", 1, {idToArg(id), "2"}, kTimeout, shortBootstrapTimeout);
+  auto results = runScenario("try_init", 1, {idToArg(id), "2"}, kScenarioSeconds, shortBootstrapTimeout);
   EXPECT_EQ(results[0].exitCode, 10) << results[0].describe();
   EXPECT_NE(results[0].output.find("could not reach the bootstrap root"), std::string::npos) << results[0].output;
   EXPECT_LT(results[0].seconds, 15.0);

@@ -15,8 +15,6 @@
 namespace braid::test {
 namespace {
 
-constexpr double kTimeout = 60;
-
 // args: id, nranks. Each child is rank `index`.
 BRAID_CHILD_SCENARIO(init_rank) {
   ncclUniqueId id = argToId(ctx.args[0]);
@@ -41,7 +39,7 @@ class InitSizes : public ::testing::TestWithParam<int> {};
 
 TEST_P(InitSizes, ProcessesFormACommunicator) {
   int n = GetParam();
-  auto results = runScenario("init_rank", n, {idToArg(freshId()), std::to_string(n)}, kTimeout);
+  auto results = runScenario("init_rank", n, {idToArg(freshId()), std::to_string(n)}, kScenarioSeconds);
   expectAllSucceeded(results);
   for (int i = 0; i < n; ++i) {
     EXPECT_NE(results[i].output.find("hello from rank " + std::to_string(i) + "/" + std::to_string(n)),
@@ -77,7 +75,7 @@ BRAID_CHILD_SCENARIO(init_nonblocking) {
 }
 
 TEST(CommInit, NonBlockingInitReportsProgressThroughAsyncError) {
-  auto results = runScenario("init_nonblocking", 3, {idToArg(freshId()), "3"}, kTimeout);
+  auto results = runScenario("init_nonblocking", 3, {idToArg(freshId()), "3"}, kScenarioSeconds);
   expectAllSucceeded(results);
   // The first rank to arrive must have seen ncclInProgress at least once.
   bool sawProgress = false;
@@ -105,7 +103,7 @@ BRAID_CHILD_SCENARIO(init_group) {
 }
 
 TEST(CommInit, GroupedInitOfSeveralRanksPerProcess) {
-  expectAllSucceeded(runScenario("init_group", 2, {idToArg(freshId()), "4", "2"}, kTimeout));
+  expectAllSucceeded(runScenario("init_group", 2, {idToArg(freshId()), "4", "2"}, kScenarioSeconds));
 }
 
 BRAID_CHILD_SCENARIO(init_all) {
@@ -128,7 +126,9 @@ BRAID_CHILD_SCENARIO(init_all) {
   return 0;
 }
 
-TEST(CommInit, InitAllCreatesACliqueInOneProcess) { expectAllSucceeded(runScenario("init_all", 1, {"4"}, kTimeout)); }
+TEST(CommInit, InitAllCreatesACliqueInOneProcess) {
+  expectAllSucceeded(runScenario("init_all", 1, {"4"}, kScenarioSeconds));
+}
 
 // args: nIds, then the ids; nranks = number of children.
 BRAID_CHILD_SCENARIO(init_scalable) {
@@ -148,7 +148,7 @@ BRAID_CHILD_SCENARIO(init_scalable) {
 TEST(CommInit, SeveralUniqueIdsShareTheWork) {
   std::vector<std::string> args = {"3", "7"};
   for (int i = 0; i < 3; ++i) args.push_back(idToArg(freshId()));
-  expectAllSucceeded(runScenario("init_scalable", 7, args, kTimeout));
+  expectAllSucceeded(runScenario("init_scalable", 7, args, kScenarioSeconds));
 }
 
 // With NCCL_COMM_ID every rank makes the same id itself; rank 0 serves the root.
@@ -164,7 +164,7 @@ BRAID_CHILD_SCENARIO(init_comm_id) {
 
 TEST(CommInit, FixedRootFromNcclCommId) {
   std::string commId = "127.0.0.1:" + std::to_string(freePort());
-  auto results = runScenario("init_comm_id", 3, {"3"}, kTimeout, [&](int) {
+  auto results = runScenario("init_comm_id", 3, {"3"}, kScenarioSeconds, [&](int) {
     return std::map<std::string, std::string>{{"NCCL_COMM_ID", commId}};
   });
   expectAllSucceeded(results);

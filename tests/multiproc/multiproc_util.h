@@ -16,6 +16,10 @@
 
 namespace braid::test {
 
+// How long a communicator scenario may run before the harness kills its children: far
+// above what a healthy one takes, so only a hang reaches it.
+inline constexpr double kScenarioSeconds = 60;
+
 inline std::string idToArg(const ncclUniqueId& id) { return toHex(&id, sizeof(id)); }
 inline ncclUniqueId argToId(const std::string& arg) {
   ncclUniqueId id{};

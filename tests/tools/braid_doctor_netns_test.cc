@@ -13,15 +13,14 @@
 #include <string>
 
 #include "run_command.h"
+#include "text_assertions.h"
 
 namespace braid::test {
 namespace {
 
-int sh(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }
+using test::contains;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+int sh(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path);

@@ -9,13 +9,12 @@
 #include <vector>
 
 #include "run_command.h"
+#include "text_assertions.h"
 
 namespace braid::test {
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using test::contains;
 
 // The first device under /sys/class/infiniband, or "".
 std::string firstVerbsDevice() {

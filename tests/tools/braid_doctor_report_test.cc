@@ -13,9 +13,12 @@
 #include "pair_bench.h"
 #include "rank_info.h"
 #include "reachability.h"
+#include "text_assertions.h"
 
 namespace braid::doctor {
 namespace {
+
+using test::contains;
 
 // `n` ranks, `perHost` per host, as braidrun would describe them.
 std::vector<RankInfo> ranksOf(int n, int perHost) {
@@ -41,10 +44,6 @@ std::string allText(const Findings& f) {
   std::string text;
   for (const std::string& line : verdictLines(f)) text += line + "\n";
   return text;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
 }
 
 TEST(DoctorLauncher, ConsistentRanksPass) {

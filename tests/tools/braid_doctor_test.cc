@@ -15,15 +15,14 @@
 #include <vector>
 
 #include "run_command.h"
+#include "text_assertions.h"
 
 namespace braid::test {
 namespace {
 
-using Args = std::vector<std::string>;
+using test::contains;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using Args = std::vector<std::string>;
 
 // braidrun -n np braid-doctor args; `shellPrefix` (e.g. "LOCAL_RANK=0") is set in each
 // rank's environment through /bin/sh, after braidrun's own variables.

@@ -8,9 +8,12 @@
 #include <string>
 
 #include "run_command.h"
+#include "text_assertions.h"
 
 namespace braid::test {
 namespace {
+
+using test::contains;
 
 std::string fixture(const std::string& name) { return std::string(BRAID_TOPO_FIXTURES) + "/" + name; }
 
@@ -18,8 +21,6 @@ CommandResult topo(std::vector<std::string> args) {
   args.insert(args.begin(), BRAID_TOPO_PATH);
   return runCommand(args, 60);
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(BraidTopo, PrintsGraphPathsChannelsAndPredictions) {
   CommandResult r = topo({"--xml", fixture("dgx_a100.xml"), "--nodes", "2"});

@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "run_command.h"
+#include "text_assertions.h"
 
 namespace braid::test {
 namespace {
+
+using test::contains;
 
 using Args = std::vector<std::string>;
 
@@ -30,10 +33,6 @@ CommandResult runScript(int np, const std::string& script, const Args& options =
   args.insert(args.end(), options.begin(), options.end());
   args.insert(args.end(), {"/bin/sh", "-c", script});
   return braidrun(args);
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
 }
 
 TEST(Braidrun, RanksGetTheirVariablesAndPrefixedOutput) {

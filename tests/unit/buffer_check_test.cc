@@ -10,15 +10,13 @@
 
 #include "core/data_path.h"  // a Comm's parts, complete for its destructor
 #include "core/watchdog.h"
+#include "text_assertions.h"
 #include "util/cuda_pointer.h"
 
 namespace braid {
 namespace {
 
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using test::contains;
 
 // A pointer value the verdicts only compare and print.
 void* const kPtr = reinterpret_cast<void*>(uintptr_t{0x7f0000001000});

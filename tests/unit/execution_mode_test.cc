@@ -7,14 +7,12 @@
 
 #include <string>
 #include <vector>
+#include "text_assertions.h"
 
 namespace braid {
 namespace {
 
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
+using test::contains;
 
 CudaInventory devices(int count, int current = 0, std::string visible = "") {
   CudaInventory inv;

@@ -578,7 +578,7 @@ Status CudaGpuExecutor::describeFailure(const DeviceFailure& f) {
           strFormat("the communicator's kernels on GPU %d stopped: it was aborted (channel %d was waiting %s)",
                     config_.cudaDev, f.channel, waiting.c_str()));
     case DeviceFailureKind::TimedOut:
-      return BRAID_ERROR(ncclRemoteError,
+      return BRAID_ERROR(config_.timeoutResult,
                          "an operation on GPU %d did not complete within BRAID_TIMEOUT=%g s: channel %d was waiting "
                          "%s; that rank is stuck, stopped or much slower than this one",
                          config_.cudaDev, config_.timeoutSec, f.channel, waiting.c_str());

@@ -38,8 +38,9 @@ namespace braid {
 struct GpuExecutorConfig {
   int cudaDev = -1;
   int rank = -1;
-  double timeoutSec = 0;             // BRAID_TIMEOUT: how long a kernel's waits may last; 0: no limit
-  const AbortFlag* abort = nullptr;  // the communicator's: mirrored into the kernels' abort word
+  double timeoutSec = 0;                         // BRAID_TIMEOUT: how long a kernel's waits may last; 0: no limit
+  ncclResult_t timeoutResult = ncclRemoteError;  // what such a wait returns (ncclTimeout from 2.30)
+  const AbortFlag* abort = nullptr;              // the communicator's: mirrored into the kernels' abort word
   // Called from the monitor thread with what went wrong (once per failure).
   std::function<void(Status)> onFailure;
   // The network proxy's activity bracket around launched work: netBegin says whether it

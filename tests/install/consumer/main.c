@@ -8,7 +8,7 @@ int main(void) {
   int version = 0;
   ncclUniqueId id;
   ncclComm_t comm;
-  if (ncclGetVersion(&version) != ncclSuccess || version != NCCL_VERSION_CODE) return 1;
+  if (ncclGetVersion(&version) != ncclSuccess || version != BRAID_NCCL_LIBRARY_CODE) return 1;
   if (ncclGetUniqueId(&id) != ncclSuccess || ncclCommInitRank(&comm, 1, id, 0) != ncclSuccess) return 2;
   if (ncclCommDestroy(comm) != ncclSuccess) return 3;
   printf("installed Braid %s, NCCL API %d\n", braidVersionString(), version);

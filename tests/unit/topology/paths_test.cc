@@ -12,6 +12,7 @@ using test::gpuNetPath;
 using test::gpuNode;
 using test::gpuPath;
 using test::loadFixture;
+using test::loadText;
 using test::netNode;
 
 constexpr PathOptions kNoPxn{false};
@@ -92,12 +93,6 @@ TEST(TopologyPaths, HostOnly) {
   ASSERT_GE(b, 0);
   EXPECT_EQ(p.path(a, b).type, PathType::PHB);
   EXPECT_EQ(g.nodes[static_cast<size_t>(g.cpuOf(a))].cpu.numaId, 0);
-}
-
-Status loadText(const std::string& text, TopoGraph* g) {
-  XmlElement root;
-  BRAID_CHECK(parseXml(text, "inline.xml", &root));
-  return loadNcclTopology(root, "inline.xml", g);
 }
 
 // GPU 0 - GPU 1 - GPU 2 by direct NVLinks: 0 reaches 2 through 1 (NVB).

@@ -3,10 +3,17 @@
 #include <gtest/gtest.h>
 
 #include "topology/nccl_xml.h"
+#include "topology/xml.h"
 
 namespace braid::test {
 
 std::string fixturePath(const std::string& name) { return std::string(BRAID_TOPO_FIXTURES) + "/" + name; }
+
+Status loadText(const std::string& text, TopoGraph* g, const std::string& name) {
+  XmlElement root;
+  BRAID_CHECK(parseXml(text, name, &root));
+  return loadNcclTopology(root, name, g);
+}
 
 TopoGraph loadFixture(const std::string& name) {
   TopoGraph g;

@@ -7,6 +7,7 @@
 #include "topology/graph.h"
 #include "topology/paths.h"
 #include "util/cpu_set.h"
+#include "util/status.h"
 
 namespace braid::test {
 
@@ -17,6 +18,8 @@ inline CpuSet cpus(std::initializer_list<int> list) {
   for (int c : list) set.add(c);
   return set;
 }
+// Loads NCCL-format XML given as text (named `name` in errors).
+Status loadText(const std::string& text, TopoGraph* g, const std::string& name = "inline.xml");
 // Loads tests/fixtures/topology/<name>; fails the test (and returns an empty graph) on error.
 TopoGraph loadFixture(const std::string& name);
 // The node of GPU `dev`, of the port named `name` (port 1 unless given); -1 when absent.

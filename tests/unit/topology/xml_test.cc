@@ -15,12 +15,7 @@ namespace {
 
 using test::fixturePath;
 using test::loadFixture;
-
-Status loadText(const std::string& text, TopoGraph* g) {
-  XmlElement root;
-  BRAID_CHECK(parseXml(text, "bad.xml", &root));
-  return loadNcclTopology(root, "bad.xml", g);
-}
+using test::loadText;
 
 bool hasNote(const TopoGraph& g, const std::string& part) {
   for (const std::string& n : g.notes) {
@@ -162,7 +157,7 @@ class Malformed : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(Malformed, IsAClearErrorNamingFileAndLine) {
   TopoGraph g;
-  Status s = loadText(GetParam().text, &g);
+  Status s = loadText(GetParam().text, &g, "bad.xml");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find(GetParam().expect), std::string::npos) << s.message();
   EXPECT_EQ(s.message().rfind("bad.xml", 0), 0u) << s.message();

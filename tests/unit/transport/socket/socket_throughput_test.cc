@@ -119,11 +119,11 @@ TEST(SocketThroughput, LoopbackStreamOf64MiB) {
   std::printf("[ throughput ] 64 MiB stream over loopback, 4 MiB messages, %d in flight, best of %d\n", kWindow,
               kRepeats);
   std::printf("[ throughput ] plain TCP, one socket, blocking loop : %6.2f GB/s\n", rawTcpStreamGBps());
-  struct Layout {
+  struct Threads {
     int nThreads, nSocksPerThread;
   };
-  for (Layout l : {Layout{0, 1}, Layout{0, 2}, Layout{0, 4}, Layout{1, 1}, Layout{1, 4}, Layout{2, 1}, Layout{2, 2},
-                   Layout{4, 1}}) {
+  for (Threads l : {Threads{0, 1}, Threads{0, 2}, Threads{0, 4}, Threads{1, 1}, Threads{1, 4}, Threads{2, 1},
+                    Threads{2, 2}, Threads{4, 1}}) {
     double spinning = backendStreamGBps(l.nThreads, l.nSocksPerThread, false);
     double yielding = backendStreamGBps(l.nThreads, l.nSocksPerThread, true);
     std::printf(
