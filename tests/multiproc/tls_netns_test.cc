@@ -18,7 +18,7 @@
 namespace braid::test {
 namespace {
 
-const std::string kKey = "netns-tls-test-pre-shared-key-0123456789abc";
+const std::string kHostsKey = "netns-tls-test-pre-shared-key-0123456789abc";
 
 BRAID_CHILD_SCENARIO(tls_across_hosts) {
   ncclComm_t comm = nullptr;
@@ -92,7 +92,7 @@ class TwoHostsTls : public ::testing::Test {
 };
 
 TEST_F(TwoHostsTls, EncryptedCollectivesCrossTheLink) {
-  auto results = run(kKey, kKey, "20");
+  auto results = run(kHostsKey, kHostsKey, "20");
   expectAllSucceeded(results);
   for (const ChildResult& r : results) {
     EXPECT_NE(r.output.find("connections use TLS 1.3 (pre-shared key)"), std::string::npos) << r.output;
@@ -103,7 +103,7 @@ TEST_F(TwoHostsTls, EncryptedCollectivesCrossTheLink) {
 }
 
 TEST_F(TwoHostsTls, AHostWithAnotherKeyIsRefusedOnBothSides) {
-  auto results = run(kKey, kKey + "-other", "3");
+  auto results = run(kHostsKey, kHostsKey + "-other", "3");
   ASSERT_EQ(results.size(), 2u);
   for (const ChildResult& r : results) {
     EXPECT_EQ(r.exitCode, 2) << r.describe();
