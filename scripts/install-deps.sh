@@ -12,6 +12,8 @@ packages=(
   ccache mold
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev libxml2-dev
+  # TLS for Braid's TCP traffic (ncclSetEncryption); the openssl tool is not needed.
+  libssl-dev
   # hwloc's plugins: full XML import (libxml2: hwloc XML files with comments, from other
   # tools) and PCI discovery (GPUs and NICs on the live machine). Debian only recommends them.
   libhwloc-plugins

@@ -2,7 +2,9 @@
 // and a receiver backend in this process, the sender on a partner thread, each keeping
 // kWindow messages in flight as a proxy thread keeps FIFO steps in flight. One iteration is
 // one message received. socket/backend/<bytes> uses NCCL's defaults (no helper threads, one
-// data socket); socket/backend_threads/<bytes> two helper threads with one socket each.
+// data socket); socket/backend_threads/<bytes> two helper threads with one socket each;
+// the _tls variants the same over TLS 1.3 with a pre-shared key (what ncclSetEncryption
+// costs a connection; skipped in builds without OpenSSL).
 // tcp_stream_bench.cc measures a plain TCP stream next to it.
 #include <benchmark/benchmark.h>
 
@@ -18,6 +20,7 @@
 #include "transport/net/net_backend.h"
 #include "transport/net/socket/socket_backend.h"
 #include "util/deadline.h"
+#include "util/tls/tls_security.h"
 
 namespace braid::bench {
 namespace {
@@ -33,8 +36,14 @@ struct LoopbackLink {
   std::unique_ptr<NetRecvComm> recv;
 };
 
-Status connectLoopback(int nThreads, LoopbackLink* link) {
+Status connectLoopback(int nThreads, bool tls, LoopbackLink* link) {
   SocketNetConfig config;
+  if (tls) {
+    TlsSettings settings;
+    settings.psk = "micro-benchmark-pre-shared-key-0123456789";
+    settings.origin = "braid_micro_bench";
+    BRAID_CHECK(createTlsSecurity(settings, &config.security));
+  }
   NetInterface lo;
   lo.name = "lo";
   lo.address = SocketAddress::ipv4Loopback();
@@ -116,10 +125,10 @@ class StreamSide {
   int64_t completed_ = 0;
 };
 
-void backendStreamBenchmark(benchmark::State& state, int nThreads) {
+void backendStreamBenchmark(benchmark::State& state, int nThreads, bool tls) {
   const auto bytes = static_cast<size_t>(state.range(0));
   LoopbackLink link;
-  Status status = connectLoopback(nThreads, &link);
+  Status status = connectLoopback(nThreads, tls, &link);
   if (!status.ok()) {
     state.SkipWithError(status.message().c_str());
     return;
@@ -155,9 +164,14 @@ void backendStreamBenchmark(benchmark::State& state, int nThreads) {
 }  // namespace
 
 void registerSocketBenchmarks(const MicroOptions& /*options*/) {
-  for (const auto& [name, nThreads] :
-       {std::pair<const char*, int>{"socket/backend", 0}, {"socket/backend_threads", 2}}) {
-    benchmark::RegisterBenchmark(name, backendStreamBenchmark, nThreads)
+  struct Variant {
+    const char* name;
+    int nThreads;
+    bool tls;
+  };
+  for (const Variant& v : {Variant{"socket/backend", 0, false}, Variant{"socket/backend_threads", 2, false},
+                           Variant{"socket/backend_tls", 0, true}, Variant{"socket/backend_threads_tls", 2, true}}) {
+    benchmark::RegisterBenchmark(v.name, backendStreamBenchmark, v.nThreads, v.tls)
         ->Arg(64 << 10)
         ->Arg(1 << 20)
         ->Arg(4 << 20)

@@ -5,6 +5,7 @@
 #include "braid/host_mode.h"
 #include "core/comm_init.h"
 #include "core/data_path.h"
+#include "core/encryption.h"
 #include "core/execution_mode.h"
 
 using braid::Status;
@@ -13,7 +14,9 @@ namespace api = braid::api;
 BRAID_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
   return api::apiCall("ncclGetUniqueId", nullptr, [&]() -> Status {
     BRAID_CHECK(api::checkPointer(uniqueId, "ncclGetUniqueId", "uniqueId"));
-    return braid::createUniqueId(uniqueId);
+    braid::SecurityRef security;
+    BRAID_CHECK(braid::currentSocketSecurity(&security));
+    return braid::createUniqueId(uniqueId, security);
   });
 }
 
@@ -64,7 +67,9 @@ BRAID_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int*
     }
     for (int i = 0; i < ndev; ++i) comms[i] = nullptr;
     ncclUniqueId id;
-    BRAID_CHECK(braid::createUniqueId(&id));
+    braid::SecurityRef security;
+    BRAID_CHECK(braid::currentSocketSecurity(&security));
+    BRAID_CHECK(braid::createUniqueId(&id, security));
     BRAID_CHECK(braid::groupStart());
     Status firstError;
     for (int i = 0; i < ndev; ++i) {

@@ -10,6 +10,7 @@
 #include "bootstrap/launch/launcher_env.h"
 #include "bootstrap/launch/rendezvous.h"
 #include "core/comm_init.h"
+#include "core/encryption.h"
 #include "core/execution_mode.h"
 #include "core/params.h"
 #include "util/env.h"
@@ -52,21 +53,25 @@ Status exchangeUniqueId(const braid::LaunchInfo& info, ncclUniqueId* id) {
   double timeout = static_cast<double>(braid::params::kBootstrapTimeout.get());
   const braid::RendezvousPoint& point = info.rendezvous;
   bool file = point.kind == braid::RendezvousPoint::Kind::File;
-  if (!braid::params::kCommId.get().empty()) return braid::createUniqueId(id);  // every rank derives the same id
+  // The id is the job's secret: with encryption on, the TCP rendezvous that hands it out is
+  // encrypted and authenticated like every other connection.
+  braid::SecurityRef security;
+  BRAID_CHECK(braid::currentSocketSecurity(&security));
+  if (!braid::params::kCommId.get().empty()) return braid::createUniqueId(id, security);  // all derive the same id
   if (info.rank != 0) {
     return file ? braid::readUniqueIdFile(point.path, info.jobToken, timeout, id)
-                : braid::fetchUniqueIdTcp(point, info.jobToken, info.rank, timeout, id);
+                : braid::fetchUniqueIdTcp(point, info.jobToken, info.rank, timeout, *security, id);
   }
   if (file) {
     std::string path = point.path;
-    BRAID_CHECK(braid::createUniqueId(id, [path]() { ::unlink(path.c_str()); }));
+    BRAID_CHECK(braid::createUniqueId(id, security, [path]() { ::unlink(path.c_str()); }));
     return braid::publishUniqueIdFile(path, info.jobToken, *id);
   }
   auto server = std::make_shared<std::shared_ptr<braid::RendezvousServer>>();
-  BRAID_CHECK(braid::createUniqueId(id, [server]() {
+  BRAID_CHECK(braid::createUniqueId(id, security, [server]() {
     if (*server) (*server)->stop();
   }));
-  return braid::RendezvousServer::start(point, info.jobToken, *id, timeout, server.get());
+  return braid::RendezvousServer::start(point, info.jobToken, *id, timeout, security, server.get());
 }
 
 }  // namespace

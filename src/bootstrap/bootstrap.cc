@@ -18,7 +18,7 @@ namespace {
 // root's explanation (which ranks are missing) rather than a bare timeout of their own.
 constexpr double kReplyGraceSeconds = 15;
 
-Status sendHello(int fd, ConnKind kind, const Secret& secret, int fromRank, uint32_t tag,
+Status sendHello(ByteStream& stream, ConnKind kind, const Secret& secret, int fromRank, uint32_t tag,
                  const std::vector<uint8_t>& payload, Deadline deadline, const AbortFlag* abort,
                  const std::string& peer) {
   Hello hello;
@@ -30,7 +30,7 @@ Status sendHello(int fd, ConnKind kind, const Secret& secret, int fromRank, uint
   std::vector<uint8_t> bytes(Hello::kBytes);
   hello.encode(bytes.data());
   bytes.insert(bytes.end(), payload.begin(), payload.end());
-  return socketSendAll(fd, bytes.data(), bytes.size(), deadline, abort, peer);
+  return socketSendAll(stream, bytes.data(), bytes.size(), deadline, abort, peer);
 }
 
 }  // namespace
@@ -46,6 +46,7 @@ Status Bootstrap::create(BootstrapConfig config, const AbortFlag* abort, std::un
   boot->timeoutSec_ = config.timeoutSec;
   boot->secret_ = config.ids[0].secret;
   boot->abort_ = abort;
+  boot->security_ = config.security ? config.security : plainSecurity();
   if (config.interfaces.ranked.empty()) {
     return BRAID_ERROR(ncclInternalError, "bootstrap created without a candidate interface");
   }
@@ -53,15 +54,13 @@ Status Bootstrap::create(BootstrapConfig config, const AbortFlag* abort, std::un
 
   if (config.serveRootHere) {
     BootstrapListener rootListener;
-    UniqueFd fd;
-    SocketAddress bound;
-    Status listening = socketListen(config.ids[0].root, &fd, &bound, /*reuseAddr=*/true);
+    Status listening = rootListener.open(config.ids[0].root, config.ids[0].secret, "bootstrap root (NCCL_COMM_ID)",
+                                         boot->security_, /*reuseAddr=*/true);
     if (!listening.ok()) {
       return listening.addContext(
           "NCCL_COMM_ID: rank 0 cannot serve the bootstrap root (is the address one of this "
           "host's, and the port free?)");
     }
-    rootListener.adopt(std::move(fd), bound, config.ids[0].secret, "bootstrap root (NCCL_COMM_ID)");
     launchRootThread(std::move(rootListener), config.ids[0], config.timeoutSec);
   }
 
@@ -96,8 +95,8 @@ Status Bootstrap::join(BootstrapConfig& config) {
   request.timeoutMs = static_cast<uint32_t>(timeoutSec_ * 1000);
 
   Deadline connectDeadline = Deadline::afterSeconds(timeoutSec_);
-  UniqueFd fd;
-  Status connected = reachRoot(config, myRoot, rootName, connectDeadline, &fd);
+  UniqueFd rootFd;
+  Status connected = reachRoot(config, myRoot, rootName, connectDeadline, &rootFd);
   if (!connected.ok()) {
     if (aborted(abort_)) return connected;
     return connected.addContext(
@@ -105,14 +104,19 @@ Status Bootstrap::join(BootstrapConfig& config) {
                   "still running, and is %s reachable from this host?)",
                   rank_, myRoot.root.hostText().c_str()));
   }
+  // With TLS the handshake comes now: the dial proved the path, this proves the
+  // credentials (a refusal is final, not a reason to try another interface).
+  Stream root;
+  Status secured = startClientStream(std::move(rootFd), *security_, connectDeadline, abort_, rootName, &root);
+  if (!secured.ok()) return secured.addContext(strFormat("rank %d joining the bootstrap", rank_));
   request.self = config.self;  // now with the listener's address
-  BRAID_CHECK(sendHello(fd.get(), ConnKind::RootJoin, myRoot.secret, rank_, 0, encodeJoinRequest(request),
-                        connectDeadline, abort_, rootName));
+  BRAID_CHECK(sendHello(*root, ConnKind::RootJoin, myRoot.secret, rank_, 0, encodeJoinRequest(request), connectDeadline,
+                        abort_, rootName));
   BRAID_TRACE(kLogBootstrap, "rank %d joined %s; waiting for the other ranks", rank_, rootName.c_str());
 
   std::vector<uint8_t> bytes;
   Deadline replyDeadline = Deadline::afterSeconds(timeoutSec_ + kReplyGraceSeconds);
-  Status received = recvFrame(fd.get(), maxPayloadBytes(ConnKind::SliceJoin), replyDeadline, abort_, rootName, &bytes);
+  Status received = recvFrame(*root, maxPayloadBytes(ConnKind::SliceJoin), replyDeadline, abort_, rootName, &bytes);
   if (!received.ok()) {
     if (aborted(abort_)) return received;
     if (replyDeadline.expired()) {
@@ -165,7 +169,7 @@ Status Bootstrap::reachRoot(BootstrapConfig& config, const UniqueIdContents& roo
   for (const NetInterface& iface : choice.ranked) rootIsLocal |= iface.address.sameHost(roots[dial.root]);
   bool allAddresses = roots.size() > 1 && rootIsLocal;
   if (allAddresses) bindAddr = SocketAddress::any(used.address.family(), 0);
-  BRAID_CHECK(listener_.open(bindAddr, secret_, strFormat("rank %d", rank_)));
+  BRAID_CHECK(listener_.open(bindAddr, secret_, strFormat("rank %d", rank_), security_));
   if (allAddresses) {
     SocketAddress shown = used.address;
     shown.setPort(listener_.address().port());
@@ -198,8 +202,8 @@ Status Bootstrap::connectRing() {
   int prev = (rank_ - 1 + nranks_) % nranks_;
   Deadline deadline = exchangeDeadline();
   std::string nextName = describePeer(next);
-  BRAID_CHECK(socketConnect(peers_[next].bootstrap, deadline, abort_, nextName, &ringSend_));
-  BRAID_CHECK(sendHello(ringSend_.get(), ConnKind::Ring, secret_, rank_, 0, {}, deadline, abort_, nextName));
+  BRAID_CHECK(socketConnect(peers_[next].bootstrap, deadline, abort_, nextName, *security_, &ringSend_));
+  BRAID_CHECK(sendHello(*ringSend_, ConnKind::Ring, secret_, rank_, 0, {}, deadline, abort_, nextName));
   IncomingConnection link;
   Status waited = waitFor(ConnKind::Ring, prev, 0, deadline, &link);
   if (!waited.ok()) {
@@ -209,7 +213,7 @@ Status Bootstrap::connectRing() {
                        "fail during init, or can it not reach %s?)",
                        rank_, describePeer(prev).c_str(), timeoutSec_, listener_.address().toString().c_str());
   }
-  ringRecv_ = std::move(link.fd);
+  ringRecv_ = std::move(link.stream);
   return okStatus();
 }
 
@@ -281,9 +285,9 @@ Status Bootstrap::send(int peer, uint32_t tag, const void* data, size_t bytes) {
   }
   std::string name = describePeer(peer);
   Deadline deadline = exchangeDeadline();
-  UniqueFd fd;
-  BRAID_CHECK(socketConnect(peers_[peer].bootstrap, deadline, abort_, name, &fd));
-  return sendHello(fd.get(), ConnKind::P2p, secret_, rank_, tag, payload, deadline, abort_, name);
+  Stream stream;
+  BRAID_CHECK(socketConnect(peers_[peer].bootstrap, deadline, abort_, name, *security_, &stream));
+  return sendHello(*stream, ConnKind::P2p, secret_, rank_, tag, payload, deadline, abort_, name);
 }
 
 Status Bootstrap::recv(int peer, uint32_t tag, std::vector<uint8_t>* data) {

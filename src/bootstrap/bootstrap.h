@@ -28,6 +28,9 @@ struct BootstrapConfig {
   InterfaceChoice interfaces;
   PeerInfo self;               // this rank's description (rank and address filled in here)
   bool serveRootHere = false;  // NCCL_COMM_ID on rank 0: this rank's process runs the root
+  // What protects every connection of this communicator (TLS when encryption is on); the
+  // watchdog and the socket transport take it from the bootstrap.
+  SecurityRef security = plainSecurity();
 };
 
 class Bootstrap {
@@ -47,6 +50,7 @@ class Bootstrap {
                                                                  : listener_.address();
   }
   double timeoutSec() const { return timeoutSec_; }
+  const SecurityRef& security() const { return security_; }
   // Which flag ends the waits. ncclCommShrink swaps in its own for its exchange: the
   // communicator's flag is up after a failure, yet the survivors still need to talk.
   const AbortFlag* abortFlag() const { return abort_; }
@@ -79,10 +83,11 @@ class Bootstrap {
   double timeoutSec_ = 300;
   Secret secret_{};
   const AbortFlag* abort_ = nullptr;
+  SecurityRef security_ = plainSecurity();
   BootstrapListener listener_;
   std::vector<PeerInfo> peers_;
-  UniqueFd ringSend_;  // to rank+1
-  UniqueFd ringRecv_;  // from rank-1
+  Stream ringSend_;  // to rank+1
+  Stream ringRecv_;  // from rank-1
   std::vector<IncomingConnection> unexpected_;
 };
 

@@ -4,17 +4,17 @@
 
 namespace braid {
 
-Status sendFrame(int fd, const std::vector<uint8_t>& payload, Deadline deadline, const AbortFlag* abort,
+Status sendFrame(ByteStream& stream, const std::vector<uint8_t>& payload, Deadline deadline, const AbortFlag* abort,
                  const std::string& peer) {
   uint32_t length = static_cast<uint32_t>(payload.size());
-  BRAID_CHECK(socketSendAll(fd, &length, sizeof(length), deadline, abort, peer));
-  return socketSendAll(fd, payload.data(), payload.size(), deadline, abort, peer);
+  BRAID_CHECK(socketSendAll(stream, &length, sizeof(length), deadline, abort, peer));
+  return socketSendAll(stream, payload.data(), payload.size(), deadline, abort, peer);
 }
 
-Status recvFrame(int fd, size_t maxBytes, Deadline deadline, const AbortFlag* abort, const std::string& peer,
-                 std::vector<uint8_t>* payload) {
+Status recvFrame(ByteStream& stream, size_t maxBytes, Deadline deadline, const AbortFlag* abort,
+                 const std::string& peer, std::vector<uint8_t>* payload) {
   uint32_t length = 0;
-  BRAID_CHECK(socketRecvAll(fd, &length, sizeof(length), deadline, abort, peer));
+  BRAID_CHECK(socketRecvAll(stream, &length, sizeof(length), deadline, abort, peer));
   if (length > maxBytes) {
     return BRAID_ERROR(ncclInternalError,
                        "%s announced a %u-byte bootstrap message (at most %zu expected): "
@@ -22,7 +22,7 @@ Status recvFrame(int fd, size_t maxBytes, Deadline deadline, const AbortFlag* ab
                        peer.c_str(), length, maxBytes);
   }
   payload->assign(length, 0);
-  return socketRecvAll(fd, payload->data(), length, deadline, abort, peer);
+  return socketRecvAll(stream, payload->data(), length, deadline, abort, peer);
 }
 
 }  // namespace braid

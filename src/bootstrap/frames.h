@@ -6,14 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "util/byte_stream.h"
 #include "util/deadline.h"
 #include "util/status.h"
 
 namespace braid {
 
-Status sendFrame(int fd, const std::vector<uint8_t>& payload, Deadline deadline, const AbortFlag* abort,
+Status sendFrame(ByteStream& stream, const std::vector<uint8_t>& payload, Deadline deadline, const AbortFlag* abort,
                  const std::string& peer);
-Status recvFrame(int fd, size_t maxBytes, Deadline deadline, const AbortFlag* abort, const std::string& peer,
-                 std::vector<uint8_t>* payload);
+Status recvFrame(ByteStream& stream, size_t maxBytes, Deadline deadline, const AbortFlag* abort,
+                 const std::string& peer, std::vector<uint8_t>* payload);
 
 }  // namespace braid

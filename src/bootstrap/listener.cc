@@ -12,36 +12,31 @@
 
 namespace braid {
 
-Status BootstrapListener::open(const SocketAddress& bindAddr, const Secret& secret, std::string owner) {
-  UniqueFd fd;
-  SocketAddress bound;
-  BRAID_CHECK(socketListen(bindAddr, &fd, &bound));
-  adopt(std::move(fd), bound, secret, std::move(owner));
-  return okStatus();
-}
-
-void BootstrapListener::adopt(UniqueFd fd, const SocketAddress& address, const Secret& secret, std::string owner) {
-  fd_ = std::move(fd);
-  address_ = address;
+Status BootstrapListener::open(const SocketAddress& bindAddr, const Secret& secret, std::string owner,
+                               SecurityRef security, bool reuseAddr) {
+  pending_.clear();
+  BRAID_CHECK(listener_.open(bindAddr, std::move(security), owner, reuseAddr));
+  address_ = listener_.address();
   secret_ = secret;
   owner_ = std::move(owner);
-  pending_.clear();
+  return okStatus();
 }
 
 void BootstrapListener::close() {
   pending_.clear();
-  fd_.reset();
+  listener_.close();
+}
+
+std::string BootstrapListener::lastDropReason() const {
+  std::string tls = listener_.lastDropReason();
+  return tls.empty() ? lastDrop_ : tls;
 }
 
 void BootstrapListener::acceptNew() {
   while (true) {
-    sockaddr_storage remote{};
-    socklen_t len = sizeof(remote);
-    int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&remote), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) return;  // EAGAIN (nothing more) or a transient error: poll again later
     Pending pending;
-    pending.fd.reset(fd);
-    pending.from = SocketAddress::fromSockaddr(reinterpret_cast<sockaddr*>(&remote), len);
+    // A failure here is of one connection (or transient): poll again later.
+    if (!listener_.accept(&pending.stream, &pending.from).ok() || !pending.stream) return;
     pending.buffer.resize(Hello::kBytes);
     pending.expires = Deadline::afterSeconds(kHandshakeSeconds);
     pending_.push_back(std::move(pending));
@@ -50,25 +45,28 @@ void BootstrapListener::acceptNew() {
 
 void BootstrapListener::drop(Pending& pending, const std::string& why) {
   ++dropped_;
+  lastDrop_ = "from " + pending.from.toString() + ": " + why;
   BRAID_WARN("%s: dropped a bootstrap connection from %s: %s", owner_.c_str(), pending.from.toString().c_str(),
              why.c_str());
-  pending.fd.reset();
+  pending.stream.reset();
 }
 
 bool BootstrapListener::advance(Pending& pending, bool* dropIt) {
   *dropIt = false;
   while (pending.filled < pending.buffer.size()) {
-    ssize_t n = ::recv(pending.fd.get(), pending.buffer.data() + pending.filled, pending.buffer.size() - pending.filled,
-                       MSG_DONTWAIT);
-    if (n > 0) {
-      pending.filled += static_cast<size_t>(n);
+    size_t n = 0;
+    bool closed = false;
+    Status read = pending.stream->read(pending.buffer.data() + pending.filled, pending.buffer.size() - pending.filled,
+                                       &n, &closed);
+    if (read.ok() && n > 0) {
+      pending.filled += n;
       continue;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
-    drop(pending, n == 0 ? strFormat("closed after %zu bytes, before completing Braid's handshake (a port scanner "
+    if (read.ok() && !closed) return false;
+    drop(pending, closed ? strFormat("closed after %zu bytes, before completing Braid's handshake (a port scanner "
                                      "or health check?)",
                                      pending.filled)
-                         : strFormat("read failed: %s", std::strerror(errno)));
+                         : strFormat("read failed: %s", read.message().c_str()));
     *dropIt = true;
     return false;
   }
@@ -104,25 +102,25 @@ bool BootstrapListener::advance(Pending& pending, bool* dropIt) {
 }
 
 Status BootstrapListener::next(Deadline deadline, const AbortFlag* abort, IncomingConnection* out) {
-  if (!fd_.valid()) return BRAID_ERROR(ncclInternalError, "%s: bootstrap listener is closed", owner_.c_str());
+  if (!listener_.isOpen()) return BRAID_ERROR(ncclInternalError, "%s: bootstrap listener is closed", owner_.c_str());
   while (true) {
     acceptNew();
     for (size_t i = 0; i < pending_.size();) {
       bool dropIt = false;
-      bool complete = pending_[i].fd.valid() && advance(pending_[i], &dropIt);
+      bool complete = pending_[i].stream && advance(pending_[i], &dropIt);
       if (complete) {
         Pending done = std::move(pending_[i]);
         pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
         out->hello = done.hello;
         out->payload = std::move(done.buffer);
-        out->fd = std::move(done.fd);
+        out->stream = std::move(done.stream);
         out->from = done.from;
         return okStatus();
       }
-      if (!dropIt && pending_[i].fd.valid() && pending_[i].expires.expired()) {
+      if (!dropIt && pending_[i].stream && pending_[i].expires.expired()) {
         drop(pending_[i], strFormat("no complete handshake within %d s", kHandshakeSeconds));
       }
-      if (!pending_[i].fd.valid()) {
+      if (!pending_[i].stream) {
         pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
       } else {
         ++i;
@@ -131,9 +129,13 @@ Status BootstrapListener::next(Deadline deadline, const AbortFlag* abort, Incomi
     if (aborted(abort)) return Status(ncclRemoteError, owner_ + ": aborted while waiting for bootstrap connections");
     if (deadline.expired()) return Status(ncclRemoteError, owner_ + ": timed out waiting for bootstrap connections");
     std::vector<pollfd> fds;
-    fds.push_back({fd_.get(), POLLIN, 0});
-    for (const Pending& pending : pending_) fds.push_back({pending.fd.get(), POLLIN, 0});
-    int rc = ::poll(fds.data(), fds.size(), deadline.remainingMs());
+    fds.push_back({listener_.pollFd(), POLLIN, 0});
+    bool buffered = false;
+    for (const Pending& pending : pending_) {
+      fds.push_back({pending.stream->fd(), pending.stream->pollEvents(POLLIN), 0});
+      buffered |= pending.stream->hasBufferedInput();
+    }
+    int rc = ::poll(fds.data(), fds.size(), buffered ? 0 : deadline.remainingMs());
     if (rc < 0 && errno != EINTR) return BRAID_ERROR(ncclSystemError, "poll failed: %s", std::strerror(errno));
   }
 }

@@ -31,7 +31,7 @@ constexpr int kCancelPollMs = 50;
 
 struct JoinedRank {
   PeerInfo info;
-  UniqueFd fd;
+  Stream stream;
   SocketAddress from;
   SocketAddress reached;  // the root's own address the rank connected to
 };
@@ -46,7 +46,7 @@ SocketAddress localAddressOf(int fd) {
 
 struct JoinedSlice {
   std::vector<PeerInfo> peers;
-  UniqueFd fd;
+  Stream stream;
 };
 
 // One communicator's worth of root work: gather, validate, answer.
@@ -101,7 +101,7 @@ class RootSession {
       Status handled = dispatch(conn);
       if (!handled.ok()) {
         // The rank that caused the failure hears the reason too.
-        if (conn.fd.valid()) extraFds_.push_back(std::move(conn.fd));
+        if (conn.stream) extraStreams_.push_back(std::move(conn.stream));
         return fail(handled.code(), handled.message());
       }
       if (first && nranks_ > 0) {  // the wait counts from the first join
@@ -194,8 +194,8 @@ class RootSession {
                               conn.from.hostText().c_str()));
     }
     BRAID_TRACE(kLogBootstrap, "bootstrap root: %s joined from %s", who.c_str(), conn.from.toString().c_str());
-    SocketAddress reached = localAddressOf(conn.fd.get());
-    ranks_[peer.rank] = JoinedRank{peer, std::move(conn.fd), conn.from, reached};
+    SocketAddress reached = localAddressOf(conn.stream->fd());
+    ranks_[peer.rank] = JoinedRank{peer, std::move(conn.stream), conn.from, reached};
     return okStatus();
   }
 
@@ -220,7 +220,7 @@ class RootSession {
         static_cast<int>(slice.peers.size()) != sliceSize(slice.idIndex)) {
       return Status(ncclInvalidUsage, strFormat("unexpected slice from %s", who.c_str()));
     }
-    slices_[slice.idIndex] = JoinedSlice{std::move(slice.peers), std::move(conn.fd)};
+    slices_[slice.idIndex] = JoinedSlice{std::move(slice.peers), std::move(conn.stream)};
     return okStatus();
   }
 
@@ -254,27 +254,34 @@ class RootSession {
   std::string missingRanksMessage() const {
     std::vector<int> missing = missingRanks();
     int arrived = arrivedCount();
-    return strFormat(
+    std::string message = strFormat(
         "rank(s) %s of %d never joined within %.0f s (BRAID_BOOTSTRAP_TIMEOUT sets the wait); %d arrived. "
         "Check that every process was started (a WORLD_SIZE larger than the processes launched looks like "
         "this), that all were given the same nranks and unique id, and that the bootstrap root %s is "
         "reachable from their hosts",
         formatRankRanges(missing).c_str(), nranks_, timeoutSec_, arrived, listener_.address().toString().c_str());
+    // A rank refused at the door (another key or certificate, no encryption) is the likely
+    // missing one: say so, with the reason.
+    if (int dropped = listener_.droppedCount(); dropped > 0) {
+      message += strFormat(". The root dropped %d connection%s, for example %s", dropped, dropped == 1 ? "" : "s",
+                           listener_.lastDropReason().c_str());
+    }
+    return message;
   }
 
-  std::vector<int> connectedFds() const {
-    std::vector<int> fds;
-    for (const auto& [rank, joined] : ranks_) fds.push_back(joined.fd.get());
-    for (const auto& [index, slice] : slices_) fds.push_back(slice.fd.get());
-    for (const UniqueFd& fd : extraFds_) fds.push_back(fd.get());
-    return fds;
+  std::vector<ByteStream*> connectedStreams() const {
+    std::vector<ByteStream*> streams;
+    for (const auto& [rank, joined] : ranks_) streams.push_back(joined.stream.get());
+    for (const auto& [index, slice] : slices_) streams.push_back(slice.stream.get());
+    for (const Stream& stream : extraStreams_) streams.push_back(stream.get());
+    return streams;
   }
 
   void sendToAll(const JoinReply& reply) {
     std::vector<uint8_t> bytes = encodeJoinReply(reply);
     Deadline deadline = Deadline::afterSeconds(kReplySeconds);
-    for (int fd : connectedFds()) {
-      Status sent = sendFrame(fd, bytes, deadline, stop_, "a joined rank");
+    for (ByteStream* stream : connectedStreams()) {
+      Status sent = sendFrame(*stream, bytes, deadline, stop_, "a joined rank");
       if (!sent.ok()) BRAID_INFO(kLogBootstrap, "bootstrap root: could not answer a rank: %s", sent.message().c_str());
     }
   }
@@ -313,7 +320,7 @@ class RootSession {
       auto kind = static_cast<ConnKind>(conn.hello.kind);
       if (kind != ConnKind::RootJoin && kind != ConnKind::SliceJoin) continue;
       Status sent =
-          sendFrame(conn.fd.get(), bytes, Deadline::afterSeconds(kReplySeconds).earlier(until), stop_, "a late rank");
+          sendFrame(*conn.stream, bytes, Deadline::afterSeconds(kReplySeconds).earlier(until), stop_, "a late rank");
       if (!sent.ok())
         BRAID_INFO(kLogBootstrap, "bootstrap root: could not answer a late rank: %s", sent.message().c_str());
     }
@@ -393,18 +400,18 @@ class RootSession {
     std::vector<uint8_t> payload = encodeSliceJoin(slice);
     std::string peer = "bootstrap root 0 at " + root0_.root.toString();
     Deadline deadline = Deadline::afterSeconds(timeoutSec_ + kReplySeconds);
-    UniqueFd fd;
-    BRAID_CHECK(socketConnect(root0_.root, deadline, stop_, peer, &fd));
+    Stream root0;
+    BRAID_CHECK(socketConnect(root0_.root, deadline, stop_, peer, listener_.security(), &root0));
     Hello hello;
     hello.secret = root0_.secret;
     hello.kind = static_cast<uint32_t>(ConnKind::SliceJoin);
     hello.payloadBytes = static_cast<uint32_t>(payload.size());
     uint8_t header[Hello::kBytes];
     hello.encode(header);
-    BRAID_CHECK(socketSendAll(fd.get(), header, sizeof(header), deadline, stop_, peer));
-    BRAID_CHECK(socketSendAll(fd.get(), payload.data(), payload.size(), deadline, stop_, peer));
+    BRAID_CHECK(socketSendAll(*root0, header, sizeof(header), deadline, stop_, peer));
+    BRAID_CHECK(socketSendAll(*root0, payload.data(), payload.size(), deadline, stop_, peer));
     std::vector<uint8_t> bytes;
-    BRAID_CHECK(recvFrame(fd.get(), maxPayloadBytes(ConnKind::SliceJoin), deadline, stop_, peer, &bytes));
+    BRAID_CHECK(recvFrame(*root0, maxPayloadBytes(ConnKind::SliceJoin), deadline, stop_, peer, &bytes));
     return decodeJoinReply(bytes, nranks_, reply);
   }
 
@@ -420,7 +427,7 @@ class RootSession {
   UniqueIdContents root0_;
   std::map<int, JoinedRank> ranks_;
   std::map<int, JoinedSlice> slices_;
-  std::vector<UniqueFd> extraFds_;
+  std::vector<Stream> extraStreams_;
   Status failure_;  // why the communicator cannot form, once decided
 };
 

@@ -17,6 +17,7 @@
 #include "core/comm_init.h"
 #include "core/comm_lifecycle.h"
 #include "core/comm_state.h"
+#include "core/encryption.h"
 #include "util/format.h"
 #include "util/log.h"
 
@@ -61,6 +62,7 @@ Status runGrowExisting(Comm* parent, Comm* child, GrowVote mine, CommConfig chil
   request.rank = parent->rank;
   request.config = std::move(childConfig);
   request.ids.push_back(decision.id);
+  request.security = parent->bootstrap->security();
   child->rank = parent->rank;
   child->nranks = request.nranks;
   BRAID_INFO(kLogInit, "%s: existing rank %d of %d joins the grown communicator of %d ranks (id from rank %d)", fn,
@@ -158,7 +160,8 @@ Status makeGrowUniqueId(Comm* comm, ncclUniqueId* id) {
   }
   UniqueIdContents contents;
   auto cancel = std::make_shared<RootCancel>();
-  BRAID_CHECK(startBootstrapRoot(&contents, {}, cancel));
+  // The root's connections are the communicator's own kind (encrypted when it is).
+  BRAID_CHECK(startBootstrapRoot(&contents, comm->bootstrap->security(), {}, cancel));
   contents.forGrow = true;
   contents.grow.parentHash = comm->commHash;
   contents.grow.parentRanks = comm->nranks;
@@ -242,6 +245,7 @@ Status startCommGrowNew(int nRanks, const ncclUniqueId* id, int rank, const nccl
   request.rank = rank;
   request.ids.push_back(contents);
   BRAID_CHECK(resolveCommConfig(config, nullptr, &request.config));
+  BRAID_CHECK(currentSocketSecurity(&request.security));
   BRAID_CHECK(chooseExecutionMode(fn, DeviceRequest::currentDevice(), &request.mode));
   BRAID_INFO(kLogInit, "%s: new rank %d joins the grown communicator of %d ranks (from %d)", fn, rank, nRanks,
              parentRanks);

@@ -13,6 +13,7 @@
 #include "core/comm_registry.h"
 #include "core/cuda_device.h"
 #include "core/data_path.h"
+#include "core/encryption.h"
 #include "core/group.h"
 #include "core/params.h"
 #include "core/rma/rma_state.h"
@@ -112,6 +113,9 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   boot.timeoutSec = bootstrapTimeoutSeconds();
   boot.self = describeSelf(comm->cudaDev, busId);
   boot.serveRootHere = request.serveRootHere;
+  boot.security = request.security;
+  BRAID_INFO(kLogInit | kLogBootstrap, "%s rank %d: connections use %s", request.apiName, request.rank,
+             request.security->describe().c_str());
   BRAID_CHECK(Bootstrap::create(std::move(boot), &comm->abortFlag, &comm->bootstrap));
 
   // Every rank checks the same table, so every rank fails with the same words.
@@ -140,7 +144,7 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   return okStatus();
 }
 
-Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
+Status createUniqueId(ncclUniqueId* id, const SecurityRef& security, std::function<void()> onRootDone) {
   logVersionOnce();
   UniqueIdContents contents;
   std::string commId = params::kCommId.get();
@@ -151,12 +155,13 @@ Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone) {
     BRAID_INFO(kLogBootstrap, "ncclGetUniqueId: NCCL_COMM_ID=%s; rank 0 will serve the bootstrap root", commId.c_str());
     return okStatus();
   }
-  BRAID_CHECK(startBootstrapRoot(&contents, std::move(onRootDone)));
+  BRAID_CHECK(startBootstrapRoot(&contents, security, std::move(onRootDone)));
   encodeUniqueId(contents, id);
   return okStatus();
 }
 
-Status startBootstrapRoot(UniqueIdContents* out, std::function<void()> onRootDone, std::shared_ptr<RootCancel> cancel) {
+Status startBootstrapRoot(UniqueIdContents* out, const SecurityRef& security, std::function<void()> onRootDone,
+                          std::shared_ptr<RootCancel> cancel) {
   logVersionOnce();
   UniqueIdContents contents;
   NetInterface iface;
@@ -168,7 +173,7 @@ Status startBootstrapRoot(UniqueIdContents* out, std::function<void()> onRootDon
   bindAddr.setPort(0);
   BootstrapListener listener;
   BRAID_CHECK(makeUniqueIdContents(SocketAddress(), &contents));
-  BRAID_CHECK(listener.open(bindAddr, contents.secret, "bootstrap root"));
+  BRAID_CHECK(listener.open(bindAddr, contents.secret, "bootstrap root", security));
   contents.root = iface.address;
   contents.root.setPort(listener.address().port());
   std::string also;
@@ -234,6 +239,7 @@ Status buildInitRequest(const char* apiName, int nranks, int rank, const ncclUni
     }
   }
   BRAID_CHECK(resolveCommConfig(config, nullptr, &request.config));
+  BRAID_CHECK(currentSocketSecurity(&request.security));
   BRAID_CHECK(chooseExecutionMode(apiName, device, &request.mode));
   *out = std::move(request);
   return okStatus();

@@ -10,17 +10,19 @@
 #include "core/comm.h"
 #include "core/execution_mode.h"
 #include "core/group.h"
+#include "util/stream_security.h"
 
 namespace braid {
 
 // ncclGetUniqueId: starts a root (or encodes NCCL_COMM_ID) and fills the id. `onRootDone`
 // runs when the root has finished (every rank joined, or it gave up); it is not called
-// under NCCL_COMM_ID, where no root runs yet.
-Status createUniqueId(ncclUniqueId* id, std::function<void()> onRootDone = {});
+// under NCCL_COMM_ID, where no root runs yet. The root's connections use `security` (the
+// process's current one for a new job, the parent's for a split).
+Status createUniqueId(ncclUniqueId* id, const SecurityRef& security, std::function<void()> onRootDone = {});
 // Starts a bootstrap root on this host (whatever NCCL_COMM_ID says) and fills `contents`
 // with its address and secret; the caller encodes the id. `cancel` may end it early.
-Status startBootstrapRoot(UniqueIdContents* contents, std::function<void()> onRootDone = {},
-                          std::shared_ptr<RootCancel> cancel = {});
+Status startBootstrapRoot(UniqueIdContents* contents, const SecurityRef& security,
+                          std::function<void()> onRootDone = {}, std::shared_ptr<RootCancel> cancel = {});
 
 // Fails as init would when NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY leave no interface.
 // braidCommInitFromEnv checks this before the rendezvous, so that every rank with the bad
@@ -33,6 +35,9 @@ struct InitRequest {
   int rank = -1;
   std::vector<UniqueIdContents> ids;
   bool serveRootHere = false;  // NCCL_COMM_ID, rank 0
+  // What protects its connections (core/encryption.h), fixed when init starts; split and
+  // shrink children keep their parent's.
+  SecurityRef security = plainSecurity();
   CommConfig config;
   // GPU mode on a device, or host mode: decided on the thread that called init (its current
   // device is the one bound), before any group or background thread runs the init.

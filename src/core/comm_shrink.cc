@@ -30,7 +30,7 @@ Status runShrink(Comm* parent, Comm* child, std::vector<int> survivors, CommConf
   Status exchanged = [&]() -> Status {
     BootstrapAbortOverride ownAbort(boot);
     if (newRank == 0) {
-      BRAID_CHECK(createUniqueId(&id));
+      BRAID_CHECK(createUniqueId(&id, boot.security()));
       for (size_t i = 1; i < survivors.size(); ++i) BRAID_CHECK(boot.send(survivors[i], kShrinkTag, &id, sizeof(id)));
       return okStatus();
     }
@@ -43,6 +43,7 @@ Status runShrink(Comm* parent, Comm* child, std::vector<int> survivors, CommConf
   request.nranks = static_cast<int>(survivors.size());
   request.rank = newRank;
   request.config = std::move(childConfig);
+  request.security = boot.security();
   UniqueIdContents contents;
   Status decoded = decodeUniqueId(id, &contents);
   if (!decoded.ok()) return decoded.addContext("ncclCommShrink: id from the new rank 0");

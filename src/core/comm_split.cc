@@ -51,7 +51,7 @@ Status runSplit(Comm* parent, Comm* child, int color, int key, CommConfig childC
   // The first member of each color creates the new communicator's id.
   std::vector<ncclUniqueId> ids(n);
   std::memset(ids.data(), 0, sizeof(ncclUniqueId) * n);
-  if (newRank == 0) BRAID_CHECK(createUniqueId(&ids[parent->rank]));
+  if (newRank == 0) BRAID_CHECK(createUniqueId(&ids[parent->rank], boot.security()));
   BRAID_CHECK(boot.allGather(ids.data(), sizeof(ncclUniqueId)));
   if (!child) return okStatus();
 
@@ -60,6 +60,7 @@ Status runSplit(Comm* parent, Comm* child, int color, int key, CommConfig childC
   request.nranks = static_cast<int>(members.size());
   request.rank = newRank;
   request.config = std::move(childConfig);
+  request.security = boot.security();
   UniqueIdContents contents;
   Status decoded = decodeUniqueId(ids[members[0].parentRank], &contents);
   if (!decoded.ok()) return decoded.addContext("ncclCommSplit: id from the new rank 0");

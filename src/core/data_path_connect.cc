@@ -198,7 +198,8 @@ Status DataPath::tryIb(bool forced) {
     auto choose = [this](const std::vector<NicCandidate>& candidates, const std::string& pinnedBy) {
       return topology_->chooseNics(candidates, pinnedBy, false);
     };
-    Status created = createIbBackendFromParams(comm_.bootstrap->address(), choose, &netBackend_, &whyNot);
+    Status created = createIbBackendFromParams(comm_.bootstrap->address(), comm_.bootstrap->security(), choose,
+                                               &netBackend_, &whyNot);
     if (!created.ok()) {
       if (forced) return created.addContext("NCCL_NET=IB");
       whyNot = created.message();
@@ -261,13 +262,15 @@ Status DataPath::createSocketBackend() {
   config.fallbacks = fallbackInterfaces(rest, kSocketHandleMaxAddresses - 1);
   config.nSocksPerThread = settings_.nsocksPerThread;
   config.nThreads = settings_.socketThreads;
+  config.security = comm_.bootstrap->security();
   BRAID_CHECK(createSocketNetBackend(config, &netBackend_));
   NetProperties props;
   if (netBackend_->properties(0, &props).ok()) {
     std::string fallbacks;
     for (const NetInterface& iface : config.fallbacks) fallbacks += (fallbacks.empty() ? "" : ", ") + iface.describe();
-    BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s (%s); %d socket(s) x %d thread(s) per connection%s%s",
+    BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s (%s); %d socket(s) x %d thread(s) per connection, %s%s%s",
                props.describe.c_str(), choice.reason.c_str(), config.nSocksPerThread, std::max(1, config.nThreads),
+               config.security->describe().c_str(),
                fallbacks.empty() ? "" : "; fallback addresses: ", fallbacks.c_str());
   }
   return okStatus();

@@ -11,8 +11,8 @@ namespace braid {
 
 #if BRAID_HAVE_IB
 
-Status createIbBackendFromParams(const SocketAddress& setupAddress, const NicChooser& choose,
-                                 std::unique_ptr<NetBackend>* out, std::string* whyNot) {
+Status createIbBackendFromParams(const SocketAddress& setupAddress, const SecurityRef& security,
+                                 const NicChooser& choose, std::unique_ptr<NetBackend>* out, std::string* whyNot) {
   out->reset();
   IbNetConfig config;
   config.sysfsRoot = params::kIbSysfsRoot.get();
@@ -40,13 +40,14 @@ Status createIbBackendFromParams(const SocketAddress& setupAddress, const NicCho
   config.qp.pkeyIndex = static_cast<int>(params::kIbPkey.get());
   config.qp.qpsPerConnection = static_cast<int>(params::kIbQpsPerConnection.get());
   config.setupAddress = setupAddress;
+  config.security = security;
   return createIbNetBackend(*api, config, out);
 }
 
 #else
 
-Status createIbBackendFromParams(const SocketAddress& /*setupAddress*/, const NicChooser& /*choose*/,
-                                 std::unique_ptr<NetBackend>* out, std::string* whyNot) {
+Status createIbBackendFromParams(const SocketAddress& /*setupAddress*/, const SecurityRef& /*security*/,
+                                 const NicChooser& /*choose*/, std::unique_ptr<NetBackend>* out, std::string* whyNot) {
   out->reset();
   *whyNot = "this Braid was built without the IB backend (rdma-core headers were missing)";
   return okStatus();

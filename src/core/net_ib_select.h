@@ -11,6 +11,7 @@
 #include "transport/net/net_backend.h"
 #include "util/socket_address.h"
 #include "util/status.h"
+#include "util/stream_security.h"
 
 namespace braid {
 
@@ -19,10 +20,11 @@ namespace braid {
 // built without rdma-core headers); errors are configurations that cannot work (a GID
 // index or range that matches nothing). `setupAddress` is where connection setup listens.
 // `choose` orders the selected ports and keeps those to use (the nearest to the rank,
-// core/rank_topology.h); it is told when NCCL_IB_HCA chose them.
+// core/rank_topology.h); it is told when NCCL_IB_HCA chose them. `security` protects the
+// setup connections (the communicator's).
 using NicChooser = std::function<NicOrder(const std::vector<NicCandidate>& candidates, const std::string& pinnedBy)>;
 
-Status createIbBackendFromParams(const SocketAddress& setupAddress, const NicChooser& choose,
-                                 std::unique_ptr<NetBackend>* out, std::string* whyNot);
+Status createIbBackendFromParams(const SocketAddress& setupAddress, const SecurityRef& security,
+                                 const NicChooser& choose, std::unique_ptr<NetBackend>* out, std::string* whyNot);
 
 }  // namespace braid

@@ -13,6 +13,16 @@ const StringParam kHostId("NCCL_HOSTID", "", "identity of this host (ranks with 
 const IntParam kBootstrapTimeout("BRAID_BOOTSTRAP_TIMEOUT", 300, 1, 7 * 24 * 3600,
                                  "seconds to wait for all ranks to join, and for each bootstrap exchange");
 
+const StringParam kTlsCertFile("BRAID_TLS_CERT_FILE", "",
+                               "PEM certificate (chain) this process presents; with the key and CA files: TLS with "
+                               "mutual certificate authentication for every TCP connection");
+const StringParam kTlsKeyFile("BRAID_TLS_KEY_FILE", "", "PEM private key of BRAID_TLS_CERT_FILE (unencrypted)");
+const StringParam kTlsCaFile("BRAID_TLS_CA_FILE", "",
+                             "PEM CA certificate(s): a peer is accepted only with a certificate they signed");
+const StringParam kTlsPskFile("BRAID_TLS_PSK_FILE", "",
+                              "file holding the pre-shared key (at least 32 bytes): TLS as with ncclSetEncryption, "
+                              "for programs that do not call it");
+
 const IntParam kTimeout("BRAID_TIMEOUT", 0, 0, 7 * 24 * 3600,
                         "seconds an operation may wait for other ranks before it fails (0: wait as long as they live)");
 const IntParam kWatchdog("BRAID_WATCHDOG", 1, 0, 1,

@@ -15,6 +15,12 @@ extern const StringParam kCommId;         // NCCL_COMM_ID
 extern const StringParam kHostId;         // NCCL_HOSTID
 extern const IntParam kBootstrapTimeout;  // BRAID_BOOTSTRAP_TIMEOUT (seconds)
 
+// Encryption without code changes (core/encryption.h; ncclSetEncryption is the API's way).
+extern const StringParam kTlsCertFile;  // BRAID_TLS_CERT_FILE
+extern const StringParam kTlsKeyFile;   // BRAID_TLS_KEY_FILE
+extern const StringParam kTlsCaFile;    // BRAID_TLS_CA_FILE
+extern const StringParam kTlsPskFile;   // BRAID_TLS_PSK_FILE
+
 // Reliability.
 extern const IntParam kTimeout;   // BRAID_TIMEOUT (seconds, 0: none)
 extern const IntParam kWatchdog;  // BRAID_WATCHDOG

@@ -67,14 +67,13 @@ Status Watchdog::create(Bootstrap& bootstrap, uint64_t commHash, bool enabled, O
   Deadline deadline = Deadline::afterSeconds(bootstrap.timeoutSec());
 
   // Rank 0 listens next to its bootstrap listener; every rank learns the address.
-  UniqueFd listenFd;
+  StreamListener listener;
   std::vector<uint8_t> addresses(SocketAddress::kWireBytes * static_cast<size_t>(dog->nranks_));
   if (dog->rank_ == 0 && enabled) {
     SocketAddress bindAddr = bootstrap.address();
     bindAddr.setPort(0);
-    SocketAddress bound;
-    BRAID_CHECK(socketListen(bindAddr, &listenFd, &bound));
-    bound.toWire(addresses.data());
+    BRAID_CHECK(listener.open(bindAddr, bootstrap.security(), "watchdog of rank 0"));
+    listener.address().toWire(addresses.data());
   }
   BRAID_CHECK(bootstrap.allGather(addresses.data(), SocketAddress::kWireBytes));
   bool rootEnabled =
@@ -92,29 +91,30 @@ Status Watchdog::create(Bootstrap& bootstrap, uint64_t commHash, bool enabled, O
   if (dog->rank_ != 0) {
     Peer root;
     root.rank = 0;
-    BRAID_CHECK(socketConnect(rootAddress, deadline, nullptr, dog->describe(0) + " (watchdog)", &root.fd));
-    enableKeepalive(root.fd.get());
+    BRAID_CHECK(socketConnect(rootAddress, deadline, nullptr, dog->describe(0) + " (watchdog)", *bootstrap.security(),
+                              &root.stream));
+    enableKeepalive(root.stream->fd());
     std::vector<uint8_t> hello = encodeFrame(WatchdogFrame::kHello, dog->rank_, commHash, "");
-    BRAID_CHECK(socketSendAll(root.fd.get(), hello.data(), hello.size(), deadline, nullptr, dog->describe(0)));
+    BRAID_CHECK(socketSendAll(*root.stream, hello.data(), hello.size(), deadline, nullptr, dog->describe(0)));
     dog->peers_.push_back(std::move(root));
   } else {
     dog->peers_.resize(static_cast<size_t>(dog->nranks_ - 1));
     int connected = 0;
     while (connected < dog->nranks_ - 1) {
-      UniqueFd fd;
+      Stream stream;
       SocketAddress from;
-      Status accepted = socketAccept(listenFd.get(), deadline, nullptr, &fd, &from);
+      Status accepted = socketAccept(listener, deadline, nullptr, &stream, &from);
       if (!accepted.ok()) {
         return accepted.addContext(strFormat("watchdog: %d of %d ranks connected", connected, dog->nranks_ - 1));
       }
       WatchdogFrame hello;
       Deadline helloDeadline = Deadline::afterSeconds(kHelloSeconds).earlier(deadline);
-      Status heard = socketRecvAll(fd.get(), &hello, sizeof(hello), helloDeadline, nullptr, from.toString());
+      Status heard = socketRecvAll(*stream, &hello, sizeof(hello), helloDeadline, nullptr, from.toString());
       if (heard.ok()) heard = validateWatchdogFrame(hello, dog->nranks_, commHash);
       if (heard.ok() && (hello.kind != WatchdogFrame::kHello || hello.rank == 0 || hello.textBytes != 0)) {
         heard = Status(ncclRemoteError, "the first watchdog message must be a hello from a rank other than 0");
       }
-      if (heard.ok() && dog->peers_[static_cast<size_t>(hello.rank - 1)].fd.valid()) {
+      if (heard.ok() && dog->peers_[static_cast<size_t>(hello.rank - 1)].stream) {
         heard = Status(ncclRemoteError, strFormat("rank %d connected to the watchdog twice", hello.rank));
       }
       if (!heard.ok()) {
@@ -122,10 +122,10 @@ Status Watchdog::create(Bootstrap& bootstrap, uint64_t commHash, bool enabled, O
                    heard.message().c_str());
         continue;
       }
-      enableKeepalive(fd.get());
+      enableKeepalive(stream->fd());
       Peer& peer = dog->peers_[static_cast<size_t>(hello.rank - 1)];
       peer.rank = hello.rank;
-      peer.fd = std::move(fd);
+      peer.stream = std::move(stream);
       ++connected;
     }
   }
@@ -144,11 +144,11 @@ std::string Watchdog::describe(int rank) const {
 }
 
 void Watchdog::sendFrame(Peer& to, uint32_t kind, int rank, const std::string& text) {
-  if (to.gone || !to.fd.valid()) return;
+  if (to.gone || !to.stream) return;
   std::vector<uint8_t> bytes = encodeFrame(kind, rank, commHash_, text);
   // Small and rare: a short deadline keeps a dead or stopped peer from holding us up.
   Status sent =
-      socketSendAll(to.fd.get(), bytes.data(), bytes.size(), Deadline::afterMs(1000), nullptr, describe(to.rank));
+      socketSendAll(*to.stream, bytes.data(), bytes.size(), Deadline::afterMs(1000), nullptr, describe(to.rank));
   if (!sent.ok())
     BRAID_INFO(kLogInit, "watchdog: could not tell %s: %s", describe(to.rank).c_str(), sent.message().c_str());
 }
@@ -249,22 +249,24 @@ bool Watchdog::readFrom(Peer& peer, std::string* reason) {
   uint8_t buffer[4096];
   std::string ended;  // why the connection ended, empty while it is open
   while (true) {
-    ssize_t n = ::recv(peer.fd.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
-    if (n > 0) {
+    size_t n = 0;
+    bool closed = false;
+    Status read = peer.stream->read(buffer, sizeof(buffer), &n, &closed);
+    if (read.ok() && n > 0) {
       peer.inbox.insert(peer.inbox.end(), buffer, buffer + n);
       continue;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+    if (read.ok() && !closed) break;
     std::string who = describe(peer.rank);
-    if (n == 0) {
+    if (closed) {
       ended = who +
               " is gone: its connection closed without a goodbye (the process exited without "
               "destroying the communicator, crashed, or was killed)";
-    } else if (errno == ETIMEDOUT) {
+    } else if (peer.stream->lastSystemError() == ETIMEDOUT) {
       ended = who + " is unreachable: heartbeat lost (no TCP keepalive answer for " +
               std::to_string(kKeepIdleSec + kKeepIntervalSec * kKeepCount) + " s; host down or network cut)";
     } else {
-      ended = who + " is gone: its connection failed (" + std::strerror(errno) + ")";
+      ended = who + " is gone: its connection failed (" + read.message() + ")";
     }
     break;
   }
@@ -295,18 +297,21 @@ void Watchdog::run() {
   while (!stop_.load()) {
     fds.assign(1, pollfd{wakeFd_.get(), POLLIN, 0});
     owners.assign(1, nullptr);
+    bool buffered = false;
     {
       std::lock_guard<std::mutex> lock(sendMutex_);
       for (Peer& peer : peers_) {
-        if (peer.gone || !peer.fd.valid()) continue;
-        fds.push_back(pollfd{peer.fd.get(), POLLIN, 0});
+        if (peer.gone || !peer.stream) continue;
+        fds.push_back(pollfd{peer.stream->fd(), peer.stream->pollEvents(POLLIN), 0});
         owners.push_back(&peer);
+        buffered |= peer.stream->hasBufferedInput();
       }
     }
-    int ready = ::poll(fds.data(), fds.size(), kPollSliceMs);
-    if (ready <= 0) continue;
+    // Decrypted input already here (TLS) is read without waiting: poll() cannot see it.
+    int ready = ::poll(fds.data(), fds.size(), buffered ? 0 : kPollSliceMs);
+    if (ready <= 0 && !buffered) continue;
     for (size_t i = 1; i < fds.size(); ++i) {
-      if (!fds[i].revents) continue;
+      if (!fds[i].revents && !owners[i]->stream->hasBufferedInput()) continue;
       std::string reason;
       if (!readFrom(*owners[i], &reason)) {
         bool alreadyGone;

@@ -35,6 +35,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/watchdog_frame.h"
+#include "util/byte_stream.h"
 #include "util/status.h"
 #include "util/unique_fd.h"
 
@@ -68,7 +69,7 @@ class Watchdog {
  private:
   struct Peer {
     int rank = -1;
-    UniqueFd fd;
+    Stream stream;               // the communicator's protection, as every other connection
     std::vector<uint8_t> inbox;  // bytes of a frame not yet complete
     bool gone = false;
   };

@@ -79,8 +79,26 @@ Status socketListen(const SocketAddress& bindAddr, UniqueFd* out, SocketAddress*
   return okStatus();
 }
 
+Status startClientStream(UniqueFd fd, const StreamSecurity& security, Deadline deadline, const AbortFlag* abort,
+                         const std::string& peer, Stream* out) {
+  Stream stream;
+  BRAID_CHECK(security.wrap(std::move(fd), /*connecting=*/true, &stream));
+  while (true) {
+    bool done = false;
+    Status step = stream->handshake(&done);
+    if (!step.ok()) return BRAID_ERROR(step.code(), "%s: %s", peer.c_str(), step.message().c_str());
+    if (done) break;
+    if (aborted(abort)) return abortedError("setting up the connection to " + peer);
+    if (deadline.expired()) return timeoutError("in the TLS handshake with " + peer);
+    bool ready = false;
+    BRAID_CHECK(pollOnce(stream->fd(), stream->pollEvents(POLLIN), deadline.remainingMs(), &ready));
+  }
+  *out = std::move(stream);
+  return okStatus();
+}
+
 Status socketConnect(const SocketAddress& to, Deadline deadline, const AbortFlag* abort, const std::string& peer,
-                     UniqueFd* out) {
+                     const StreamSecurity& security, Stream* out) {
   int pauseMs = 10;
   std::string lastError = "no attempt made";
   int attempts = 0;
@@ -111,9 +129,8 @@ Status socketConnect(const SocketAddress& to, Deadline deadline, const AbortFlag
     }
     if (err == 0) {
       enableTcpOptions(fd.get());
-      *out = std::move(fd);
       if (attempts > 1) BRAID_TRACE(kLogBootstrap, "connected to %s after %d attempts", peer.c_str(), attempts);
-      return okStatus();
+      return startClientStream(std::move(fd), security, deadline, abort, peer, out);
     }
     lastError = std::strerror(err);
     bool retryable = err == ECONNREFUSED || err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH ||
@@ -131,82 +148,79 @@ Status socketConnect(const SocketAddress& to, Deadline deadline, const AbortFlag
   }
 }
 
-Status socketAccept(int listenFd, Deadline deadline, const AbortFlag* abort, UniqueFd* out, SocketAddress* from) {
+Status socketAccept(StreamListener& listener, Deadline deadline, const AbortFlag* abort, Stream* out,
+                    SocketAddress* from) {
   while (true) {
-    sockaddr_storage remote{};
-    socklen_t len = sizeof(remote);
-    int fd = ::accept4(listenFd, reinterpret_cast<sockaddr*>(&remote), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd >= 0) {
-      enableTcpOptions(fd);
-      out->reset(fd);
-      if (from) *from = SocketAddress::fromSockaddr(reinterpret_cast<sockaddr*>(&remote), len);
-      return okStatus();
-    }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
-      return BRAID_ERROR(ncclSystemError, "accept failed: %s", std::strerror(errno));
-    }
+    BRAID_CHECK(listener.accept(out, from));
+    if (*out) return okStatus();
     if (aborted(abort)) return abortedError("waiting for a connection");
     if (deadline.expired()) return timeoutError("waiting for a connection");
     bool ready = false;
-    BRAID_CHECK(pollOnce(listenFd, POLLIN, deadline.remainingMs(), &ready));
+    BRAID_CHECK(pollOnce(listener.pollFd(), POLLIN, deadline.remainingMs(), &ready));
   }
 }
 
-Status socketTrySend(int fd, const void* data, size_t bytes, size_t* sent, const std::string& peer) {
+std::string peerGoneHint(int err, const char* who) {
+  if (err != EPIPE && err != ECONNRESET) return "";
+  return std::string(" (the peer closed the connection: did ") + who + " exit?)";
+}
+
+Status socketTrySend(ByteStream& stream, const void* data, size_t bytes, size_t* sent, const std::string& peer) {
   *sent = 0;
   if (bytes == 0) return okStatus();
-  ssize_t n = ::send(fd, data, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (n >= 0) {
-    *sent = static_cast<size_t>(n);
-    return okStatus();
-  }
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return okStatus();
-  int err = errno;
-  return BRAID_ERROR(ncclRemoteError, "sending to %s failed: %s%s", peer.c_str(), std::strerror(err),
-                     err == EPIPE || err == ECONNRESET ? " (the peer closed the connection: did it exit?)" : "");
+  Status status = stream.write(data, bytes, sent);
+  if (status.ok()) return okStatus();
+  return BRAID_ERROR(ncclRemoteError, "sending to %s failed: %s%s", peer.c_str(), status.message().c_str(),
+                     peerGoneHint(stream.lastSystemError()).c_str());
 }
 
-Status socketTryRecv(int fd, void* data, size_t bytes, size_t* received, const std::string& peer) {
+Status socketTryRecv(ByteStream& stream, void* data, size_t bytes, size_t* received, const std::string& peer) {
   *received = 0;
   if (bytes == 0) return okStatus();
-  ssize_t n = ::recv(fd, data, bytes, MSG_DONTWAIT);
-  if (n > 0) {
-    *received = static_cast<size_t>(n);
-    return okStatus();
+  bool closed = false;
+  Status status = stream.read(data, bytes, received, &closed);
+  if (!status.ok()) {
+    return BRAID_ERROR(ncclRemoteError, "receiving from %s failed: %s", peer.c_str(), status.message().c_str());
   }
-  if (n == 0) {
+  if (closed) {
     return BRAID_ERROR(ncclRemoteError, "%s closed the connection (did it exit or abort?)", peer.c_str());
   }
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return okStatus();
-  return BRAID_ERROR(ncclRemoteError, "receiving from %s failed: %s", peer.c_str(), std::strerror(errno));
+  return okStatus();
 }
 
-Status socketSendAll(int fd, const void* data, size_t bytes, Deadline deadline, const AbortFlag* abort,
+Status waitForStream(const ByteStream& stream, short wanted, int timeoutMs) {
+  if (wanted == POLLIN && stream.hasBufferedInput()) return okStatus();
+  bool ready = false;
+  return pollOnce(stream.fd(), stream.pollEvents(wanted), timeoutMs, &ready);
+}
+
+Status socketSendAll(ByteStream& stream, const void* data, size_t bytes, Deadline deadline, const AbortFlag* abort,
                      const std::string& peer) {
-  return socketExchange(fd, data, bytes, peer, -1, nullptr, 0, "", deadline, abort);
+  return socketExchange(&stream, data, bytes, peer, nullptr, nullptr, 0, "", deadline, abort);
 }
 
-Status socketRecvAll(int fd, void* data, size_t bytes, Deadline deadline, const AbortFlag* abort,
+Status socketRecvAll(ByteStream& stream, void* data, size_t bytes, Deadline deadline, const AbortFlag* abort,
                      const std::string& peer) {
-  return socketExchange(-1, nullptr, 0, "", fd, data, bytes, peer, deadline, abort);
+  return socketExchange(nullptr, nullptr, 0, "", &stream, data, bytes, peer, deadline, abort);
 }
 
-Status socketExchange(int sendFd, const void* sendData, size_t sendBytes, const std::string& sendPeer, int recvFd,
-                      void* recvData, size_t recvBytes, const std::string& recvPeer, Deadline deadline,
-                      const AbortFlag* abort) {
+Status socketExchange(ByteStream* send, const void* sendData, size_t sendBytes, const std::string& sendPeer,
+                      ByteStream* recv, void* recvData, size_t recvBytes, const std::string& recvPeer,
+                      Deadline deadline, const AbortFlag* abort) {
   const auto* out = static_cast<const uint8_t*>(sendData);
   auto* in = static_cast<uint8_t*>(recvData);
   size_t sentTotal = 0, receivedTotal = 0;
   while (sentTotal < sendBytes || receivedTotal < recvBytes) {
     if (sentTotal < sendBytes) {
       size_t n = 0;
-      BRAID_CHECK(socketTrySend(sendFd, out + sentTotal, sendBytes - sentTotal, &n, sendPeer));
+      BRAID_CHECK(socketTrySend(*send, out + sentTotal, sendBytes - sentTotal, &n, sendPeer));
       sentTotal += n;
     }
     if (receivedTotal < recvBytes) {
       size_t n = 0;
-      BRAID_CHECK(socketTryRecv(recvFd, in + receivedTotal, recvBytes - receivedTotal, &n, recvPeer));
+      BRAID_CHECK(socketTryRecv(*recv, in + receivedTotal, recvBytes - receivedTotal, &n, recvPeer));
       receivedTotal += n;
+      if (n > 0 && receivedTotal < recvBytes) continue;  // more may be buffered where poll() cannot see it
     }
     if (sentTotal == sendBytes && receivedTotal == recvBytes) break;
     if (aborted(abort)) return abortedError("exchanging data with " + (recvBytes ? recvPeer : sendPeer));
@@ -218,8 +232,8 @@ Status socketExchange(int sendFd, const void* sendData, size_t sendBytes, const 
     }
     pollfd pfds[2];
     nfds_t count = 0;
-    if (sentTotal < sendBytes) pfds[count++] = {sendFd, POLLOUT, 0};
-    if (receivedTotal < recvBytes) pfds[count++] = {recvFd, POLLIN, 0};
+    if (sentTotal < sendBytes) pfds[count++] = {send->fd(), send->pollEvents(POLLOUT), 0};
+    if (receivedTotal < recvBytes) pfds[count++] = {recv->fd(), recv->pollEvents(POLLIN), 0};
     int rc = ::poll(pfds, count, deadline.remainingMs());
     if (rc < 0 && errno != EINTR) return BRAID_ERROR(ncclSystemError, "poll failed: %s", std::strerror(errno));
   }

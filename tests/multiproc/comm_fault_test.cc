@@ -42,18 +42,20 @@ TEST(CommFault, ForeignConnectionsToTheRootDoNotDisturbInit) {
   UniqueIdContents contents;
   ASSERT_TRUE(decodeUniqueId(id, &contents).ok());
   Deadline deadline = Deadline::afterSeconds(5);
-  std::vector<UniqueFd> strangers(4);
-  for (UniqueFd& fd : strangers) ASSERT_TRUE(socketConnect(contents.root, deadline, nullptr, "root", &fd).ok());
+  std::vector<Stream> strangers(4);
+  for (Stream& stream : strangers) {
+    ASSERT_TRUE(socketConnect(contents.root, deadline, nullptr, "root", *plainSecurity(), &stream).ok());
+  }
   // 1: random bytes.
   const char garbage[] = "GET / HTTP/1.1\r\nHost: scanner\r\n\r\n0123456789abcdef0123456789";
-  ASSERT_TRUE(socketSendAll(strangers[0].get(), garbage, sizeof(garbage), deadline, nullptr, "root").ok());
+  ASSERT_TRUE(socketSendAll(*strangers[0], garbage, sizeof(garbage), deadline, nullptr, "root").ok());
   // 2: Braid's magic with another communicator's secret (a stale job).
   Hello stale;
   stale.kind = static_cast<uint32_t>(ConnKind::RootJoin);
   stale.payloadBytes = 10;
   uint8_t header[Hello::kBytes];
   stale.encode(header);
-  ASSERT_TRUE(socketSendAll(strangers[1].get(), header, sizeof(header), deadline, nullptr, "root").ok());
+  ASSERT_TRUE(socketSendAll(*strangers[1], header, sizeof(header), deadline, nullptr, "root").ok());
   // 3: connected and silent for the whole init; 4: connected and gone at once.
   strangers[3].reset();
 

@@ -46,18 +46,17 @@ void ReachabilityProbe::listen(RankInfo* info) {
     if (i.rankOrder < 0) continue;
     SocketAddress bindAddr;
     if (!SocketAddress::parse(i.address, 0, &bindAddr).ok()) continue;
-    UniqueFd fd;
-    SocketAddress bound;
-    if (!socketListen(bindAddr, &fd, &bound).ok()) continue;
-    info->listeners.push_back({i.name, bound.toString()});
-    listeners_.push_back(std::move(fd));
+    StreamListener listener;
+    if (!listener.open(bindAddr, plainSecurity(), "braid-doctor probe").ok()) continue;
+    info->listeners.push_back({i.name, listener.address().toString()});
+    listeners_.push_back(std::move(listener));
   }
   server_ = std::thread([this] { serve(); });
 }
 
 void ReachabilityProbe::serve() {
   std::vector<pollfd> fds;
-  for (const UniqueFd& fd : listeners_) fds.push_back({fd.get(), POLLIN, 0});
+  for (const StreamListener& listener : listeners_) fds.push_back({listener.pollFd(), POLLIN, 0});
   while (!stop_.load()) {
     if (fds.empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(kPollSliceMs));
@@ -65,20 +64,20 @@ void ReachabilityProbe::serve() {
     }
     int n = ::poll(fds.data(), fds.size(), kPollSliceMs);
     if (n <= 0) continue;
-    for (pollfd& p : fds) {
-      if (!(p.revents & POLLIN)) continue;
-      UniqueFd conn;
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if (!(fds[k].revents & POLLIN)) continue;
+      Stream conn;
       SocketAddress from;
-      if (!socketAccept(p.fd, Deadline::afterMs(200), &stop_, &conn, &from).ok()) continue;
+      if (!socketAccept(listeners_[k], Deadline::afterMs(200), &stop_, &conn, &from).ok()) continue;
       // A prober sends its hello at once; one that does not (a port scanner) costs at most
       // a second of this thread.
       Hello in;
-      if (!socketRecvAll(conn.get(), &in, sizeof(in), Deadline::afterMs(1000), &stop_, from.toString()).ok()) continue;
+      if (!socketRecvAll(*conn, &in, sizeof(in), Deadline::afterMs(1000), &stop_, from.toString()).ok()) continue;
       if (in.magic != kHelloMagic || in.nonce != nonce_) continue;
       Hello out;
       out.rank = rank_;
       out.nonce = nonce_;
-      (void)socketSendAll(conn.get(), &out, sizeof(out), Deadline::afterMs(1000), &stop_, from.toString());
+      (void)socketSendAll(*conn, &out, sizeof(out), Deadline::afterMs(1000), &stop_, from.toString());
     }
   }
 }
@@ -130,13 +129,13 @@ std::vector<ProbeResult> ReachabilityProbe::probe(const std::vector<RankInfo>& r
     auto start = std::chrono::steady_clock::now();
     Deadline deadline = Deadline::afterSeconds(attemptSec);
     std::string peer = strFormat("rank %d %s", r.to, r.toIface.c_str());
-    UniqueFd fd;
-    Status s = socketConnect(to, deadline, nullptr, peer, &fd);
+    Stream stream;
+    Status s = socketConnect(to, deadline, nullptr, peer, *plainSecurity(), &stream);
     Hello out, in;
     out.rank = rank_;
     out.nonce = nonce_;
-    if (s.ok()) s = socketSendAll(fd.get(), &out, sizeof(out), deadline, nullptr, peer);
-    if (s.ok()) s = socketRecvAll(fd.get(), &in, sizeof(in), deadline, nullptr, peer);
+    if (s.ok()) s = socketSendAll(*stream, &out, sizeof(out), deadline, nullptr, peer);
+    if (s.ok()) s = socketRecvAll(*stream, &in, sizeof(in), deadline, nullptr, peer);
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!s.ok()) {
       r.error = s.message();

@@ -15,7 +15,7 @@
 #include "findings.h"
 #include "rank_info.h"
 #include "section.h"
-#include "util/unique_fd.h"
+#include "util/stream_listener.h"
 
 namespace braid::doctor {
 
@@ -54,7 +54,7 @@ class ReachabilityProbe {
 
   int rank_;
   uint64_t nonce_;
-  std::vector<UniqueFd> listeners_;
+  std::vector<StreamListener> listeners_;  // plain TCP: reachability, not secrets
   std::atomic<bool> stop_{false};
   std::thread server_;
 };

@@ -53,12 +53,12 @@ bool parseHex(const std::string& hex, void* data, size_t bytes) {
 }
 
 // Answers one request; problems with a single client are logged, not fatal.
-void serveOne(UniqueFd fd, const SocketAddress& from, const std::string& jobToken, const ncclUniqueId& id,
+void serveOne(Stream client, const SocketAddress& from, const std::string& jobToken, const ncclUniqueId& id,
               const AbortFlag* stop) {
   Deadline deadline = Deadline::afterSeconds(kConnectionSeconds);
   std::string peer = "rendezvous client " + from.toString();
   std::vector<uint8_t> request;
-  if (!recvFrame(fd.get(), kMaxFrameBytes, deadline, stop, peer, &request).ok()) return;
+  if (!recvFrame(*client, kMaxFrameBytes, deadline, stop, peer, &request).ok()) return;
   ByteReader reader(request);
   uint64_t magic = 0;
   int32_t rank = -1;
@@ -80,19 +80,19 @@ void serveOne(UniqueFd fd, const SocketAddress& from, const std::string& jobToke
     reply.raw(id.internal, sizeof(id.internal));
     BRAID_TRACE(kLogBootstrap, "unique-id rendezvous: served rank %d at %s", rank, from.toString().c_str());
   }
-  (void)sendFrame(fd.get(), reply.bytes(), deadline, stop, peer);
+  (void)sendFrame(*client, reply.bytes(), deadline, stop, peer);
 }
 
 }  // namespace
 
 Status RendezvousServer::start(const RendezvousPoint& point, const std::string& jobToken, const ncclUniqueId& id,
-                               double timeoutSec, std::shared_ptr<RendezvousServer>* out) {
+                               double timeoutSec, SecurityRef security, std::shared_ptr<RendezvousServer>* out) {
   SocketAddress target;
   int family = AF_INET;
   if (SocketAddress::resolve(point.host, point.port, AF_UNSPEC, &target).ok()) family = target.family();
-  UniqueFd fd;
-  SocketAddress bound;
-  Status listening = socketListen(SocketAddress::any(family, point.port), &fd, &bound, /*reuseAddr=*/true);
+  auto listener = std::make_shared<StreamListener>();
+  Status listening = listener->open(SocketAddress::any(family, point.port), std::move(security), "unique-id rendezvous",
+                                    /*reuseAddr=*/true);
   if (!listening.ok()) {
     return BRAID_ERROR(listening.code(),
                        "rank 0 cannot serve the unique id on port %u (%s): is another job using "
@@ -102,14 +102,13 @@ Status RendezvousServer::start(const RendezvousPoint& point, const std::string& 
   auto server = std::shared_ptr<RendezvousServer>(new RendezvousServer());
   server->stop_ = std::make_shared<AbortFlag>(false);
   auto localStop = server->stop_;
-  auto listener = std::make_shared<UniqueFd>(std::move(fd));
   BRAID_INFO(kLogBootstrap, "unique-id rendezvous: serving on port %u for job '%s'", point.port, jobToken.c_str());
   startBackgroundThread([listener, localStop, jobToken, id, timeoutSec](const AbortFlag& exiting) {
     Deadline deadline = Deadline::afterSeconds(timeoutSec);
     while (!localStop->load() && !exiting.load() && !deadline.expired()) {
-      UniqueFd client;
+      Stream client;
       SocketAddress from;
-      Status accepted = socketAccept(listener->get(), Deadline::afterMs(kPollSliceMs), &exiting, &client, &from);
+      Status accepted = socketAccept(*listener, Deadline::afterMs(kPollSliceMs), &exiting, &client, &from);
       if (accepted.ok()) serveOne(std::move(client), from, jobToken, id, localStop.get());
     }
   });
@@ -118,7 +117,7 @@ Status RendezvousServer::start(const RendezvousPoint& point, const std::string& 
 }
 
 Status fetchUniqueIdTcp(const RendezvousPoint& point, const std::string& jobToken, int rank, double timeoutSec,
-                        ncclUniqueId* id) {
+                        const StreamSecurity& security, ncclUniqueId* id) {
   Deadline deadline = Deadline::afterSeconds(timeoutSec);
   std::string where = point.describe();
   std::string lastProblem = "rank 0 never answered";
@@ -130,16 +129,16 @@ Status fetchUniqueIdTcp(const RendezvousPoint& point, const std::string& jobToke
     SocketAddress address;
     Status resolved = SocketAddress::resolve(point.host, point.port, AF_UNSPEC, &address);
     if (!resolved.ok()) return resolved.addContext("unique-id rendezvous " + where);
-    UniqueFd fd;
-    Status connected = socketConnect(address, deadline, nullptr, "rank 0 at " + where, &fd);
+    Stream stream;
+    Status connected = socketConnect(address, deadline, nullptr, "rank 0 at " + where, security, &stream);
     if (!connected.ok()) {
       lastProblem = connected.message();
       break;
     }
     Deadline exchange = deadline.earlier(Deadline::afterSeconds(kConnectionSeconds * 2));
     std::vector<uint8_t> reply;
-    Status sent = sendFrame(fd.get(), request.bytes(), exchange, nullptr, where);
-    if (sent.ok()) sent = recvFrame(fd.get(), kMaxFrameBytes, exchange, nullptr, where, &reply);
+    Status sent = sendFrame(*stream, request.bytes(), exchange, nullptr, where);
+    if (sent.ok()) sent = recvFrame(*stream, kMaxFrameBytes, exchange, nullptr, where, &reply);
     if (sent.ok()) {
       ByteReader reader(reply);
       uint64_t magic = 0;

@@ -14,14 +14,17 @@
 #include "nccl.h"
 #include "util/deadline.h"
 #include "util/status.h"
+#include "util/stream_security.h"
 
 namespace braid {
 
 class RendezvousServer {
  public:
   // Starts serving `id` in a background thread until stop() or `timeoutSec`.
+  // With encryption on (`security`), only ranks holding the job's key or certificates get
+  // through the TLS handshake to ask.
   static Status start(const RendezvousPoint& point, const std::string& jobToken, const ncclUniqueId& id,
-                      double timeoutSec, std::shared_ptr<RendezvousServer>* out);
+                      double timeoutSec, SecurityRef security, std::shared_ptr<RendezvousServer>* out);
   void stop() { stop_->store(true); }
 
  private:
@@ -29,7 +32,7 @@ class RendezvousServer {
 };
 
 Status fetchUniqueIdTcp(const RendezvousPoint& point, const std::string& jobToken, int rank, double timeoutSec,
-                        ncclUniqueId* id);
+                        const StreamSecurity& security, ncclUniqueId* id);
 
 Status publishUniqueIdFile(const std::string& path, const std::string& jobToken, const ncclUniqueId& id);
 Status readUniqueIdFile(const std::string& path, const std::string& jobToken, double timeoutSec, ncclUniqueId* id);

@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "api/device_api_types.h"
+#include "last_error.h"
 #include "nccl.h"
 
 namespace {
 
-std::string lastError() { return ncclGetLastError(nullptr); }
+using braid::test::lastError;
 
 #define EXPECT_ERROR(call, code, words)                                                    \
   do {                                                                                     \

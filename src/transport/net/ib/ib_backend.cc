@@ -39,13 +39,13 @@ constexpr int kRecvDepth = kNetMaxRequests;
 class IbListenComm : public NetListenComm {
  public:
   struct Pending {
-    UniqueFd fd;
+    Stream stream;
     SocketAddress from;
     IbWireInfo info;
     size_t received = 0;
     Deadline expires = Deadline::never();
   };
-  UniqueFd fd;
+  StreamListener listener;
   SocketAddress address;
   uint64_t cookie = 0;
   int device = 0;
@@ -88,6 +88,8 @@ class IbNetBackend : public NetBackend {
     std::unique_ptr<IbSendComm> comm;
     IbWireInfo info;
     size_t sent = 0;
+    UniqueFd fd;    // while TCP connects
+    Stream stream;  // then, until its handshake is done and it is attached to comm
     bool tcpConnected = false;
     SocketAddress remote;
   };
@@ -132,7 +134,8 @@ Status IbNetBackend::listen(int device, NetHandle* handle, std::unique_ptr<NetLi
   auto listener = std::make_unique<IbListenComm>();
   SocketAddress bindAddr = config_.setupAddress;
   bindAddr.setPort(0);
-  BRAID_CHECK(socketListen(bindAddr, &listener->fd, &listener->address));
+  BRAID_CHECK(listener->listener.open(bindAddr, config_.security, "NET/IB setup listener"));
+  listener->address = listener->listener.address();
   BRAID_CHECK(randomBytes(&listener->cookie, sizeof(listener->cookie)));
   listener->device = device;
   IbHandle contents;
@@ -154,43 +157,56 @@ Status IbNetBackend::startConnect(int device, const NetHandle& handle, PendingCo
                        "differs between ranks?)");
   }
   pending->bytes = handle;
-  UniqueFd fd(::socket(pending->remote.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd.valid()) return BRAID_ERROR(ncclSystemError, "NET/IB connect: socket() failed: %s", std::strerror(errno));
+  pending->fd.reset(::socket(pending->remote.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!pending->fd.valid()) {
+    return BRAID_ERROR(ncclSystemError, "NET/IB connect: socket() failed: %s", std::strerror(errno));
+  }
   int one = 1;
-  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (::connect(fd.get(), pending->remote.sockaddrPtr(), pending->remote.length()) == 0) {
+  setsockopt(pending->fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (::connect(pending->fd.get(), pending->remote.sockaddrPtr(), pending->remote.length()) == 0) {
     pending->tcpConnected = true;
+    BRAID_CHECK(config_.security->wrap(std::move(pending->fd), /*connecting=*/true, &pending->stream));
   } else if (errno != EINPROGRESS) {
     return BRAID_ERROR(ncclRemoteError, "NET/IB: cannot reach the listener at %s: %s",
                        pending->remote.toString().c_str(), std::strerror(errno));
   }
   std::unique_ptr<IbQpSet> qps;
   BRAID_CHECK(IbQpSet::create(devices_[static_cast<size_t>(device)], config_.qp, kSendDepth, kRecvDepth, &qps));
-  BRAID_CHECK(IbSendComm::create(std::move(qps), std::move(fd), pending->remote.toString(), &pending->comm));
+  BRAID_CHECK(IbSendComm::create(std::move(qps), pending->remote.toString(), &pending->comm));
   pending->info = pending->comm->setupInfo(contents.cookie);
   return okStatus();
 }
 
 Status IbNetBackend::advanceConnect(PendingConnect& pending, bool* done) {
   *done = false;
-  int fd = pending.comm->setupFd();
   if (!pending.tcpConnected) {
-    pollfd p{fd, POLLOUT, 0};
+    pollfd p{pending.fd.get(), POLLOUT, 0};
     if (::poll(&p, 1, 0) <= 0) return okStatus();
     int err = 0;
     socklen_t len = sizeof(err);
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (getsockopt(pending.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
     if (err != 0) {
       return BRAID_ERROR(ncclRemoteError, "NET/IB: cannot reach the listener at %s: %s",
                          pending.remote.toString().c_str(), std::strerror(err));
     }
     pending.tcpConnected = true;
+    BRAID_CHECK(config_.security->wrap(std::move(pending.fd), /*connecting=*/true, &pending.stream));
+  }
+  if (pending.stream) {
+    bool ready = false;
+    Status step = pending.stream->handshake(&ready);
+    if (!step.ok()) {
+      return BRAID_ERROR(step.code(), "NET/IB: setting up a connection to %s: %s", pending.remote.toString().c_str(),
+                         step.message().c_str());
+    }
+    if (!ready) return okStatus();
+    pending.comm->attachSetup(std::move(pending.stream));
   }
   const auto* bytes = reinterpret_cast<const uint8_t*>(&pending.info);
   while (pending.sent < sizeof(pending.info)) {
     size_t sent = 0;
-    BRAID_CHECK(
-        socketTrySend(fd, bytes + pending.sent, sizeof(pending.info) - pending.sent, &sent, pending.remote.toString()));
+    BRAID_CHECK(socketTrySend(pending.comm->setupStream(), bytes + pending.sent, sizeof(pending.info) - pending.sent,
+                              &sent, pending.remote.toString()));
     if (sent == 0) return okStatus();
     pending.sent += sent;
   }
@@ -236,11 +252,11 @@ Status IbNetBackend::admit(IbListenComm& listener, IbListenComm::Pending& pendin
   reply.cookie = listener.cookie;
   qps->describe(&reply);
   peer += strFormat(" (%.*s)", static_cast<int>(sizeof(pending.info.device)), pending.info.device);
-  int fd = pending.fd.get();
+  ByteStream& setup = *pending.stream;
   std::unique_ptr<IbRecvComm> comm;
-  BRAID_CHECK(IbRecvComm::create(std::move(qps), std::move(pending.fd), peer, pending.info, &comm));
+  BRAID_CHECK(IbRecvComm::create(std::move(qps), std::move(pending.stream), peer, pending.info, &comm));
   // A fresh socket's buffer takes this small message at once; the deadline only guards.
-  BRAID_CHECK(socketSendAll(fd, &reply, sizeof(reply), Deadline::afterSeconds(30), nullptr, peer));
+  BRAID_CHECK(socketSendAll(setup, &reply, sizeof(reply), Deadline::afterSeconds(30), nullptr, peer));
   *out = std::move(comm);
   return okStatus();
 }
@@ -250,13 +266,8 @@ Status IbNetBackend::accept(NetListenComm& base, std::unique_ptr<NetRecvComm>* o
   auto* listener = dynamic_cast<IbListenComm*>(&base);
   if (!listener) return BRAID_ERROR(ncclInvalidArgument, "NET/IB accept: not an IB-transport listener");
   while (true) {
-    sockaddr_storage from{};
-    socklen_t len = sizeof(from);
-    int fd = ::accept4(listener->fd.get(), reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) break;
     IbListenComm::Pending pending;
-    pending.fd.reset(fd);
-    pending.from = SocketAddress::fromSockaddr(reinterpret_cast<sockaddr*>(&from), len);
+    if (!listener->listener.accept(&pending.stream, &pending.from).ok() || !pending.stream) break;
     pending.expires = Deadline::afterSeconds(30);
     listener->pending.push_back(std::move(pending));
   }
@@ -266,7 +277,7 @@ Status IbNetBackend::accept(NetListenComm& base, std::unique_ptr<NetRecvComm>* o
     size_t got = 0;
     Status read = okStatus();
     while (pending.received < sizeof(pending.info)) {
-      read = socketTryRecv(pending.fd.get(), bytes + pending.received, sizeof(pending.info) - pending.received, &got,
+      read = socketTryRecv(*pending.stream, bytes + pending.received, sizeof(pending.info) - pending.received, &got,
                            pending.from.toString());
       if (!read.ok() || got == 0) break;
       pending.received += got;

@@ -16,6 +16,7 @@
 #include "transport/net/ib/ibv_api.h"
 #include "transport/net/net_backend.h"
 #include "util/socket_address.h"
+#include "util/stream_security.h"
 
 namespace braid {
 
@@ -25,6 +26,9 @@ struct IbNetConfig {
   GidPolicy gid;
   IbQpSettings qp;
   SocketAddress setupAddress;  // where listeners accept connection setup (port ignored)
+  // What protects the setup connections (TLS when the communicator encrypts; the RDMA
+  // traffic itself is not encrypted, as in NCCL).
+  SecurityRef security = plainSecurity();
 };
 
 // Loads libibverbs and lists the ACTIVE ports that NCCL_IB_HCA (`hcaSpec`) selects. When

@@ -40,7 +40,7 @@ Status checkRegion(const IbMemoryRegion* region, const void* data, size_t bytes,
 
 }  // namespace
 
-IbCommCore::IbCommCore(std::unique_ptr<IbQpSet> qps, UniqueFd oob, std::string peer)
+IbCommCore::IbCommCore(std::unique_ptr<IbQpSet> qps, Stream oob, std::string peer)
     : device_(qps->sharedDevice()), qps_(std::move(qps)), oob_(std::move(oob)), peer_(std::move(peer)) {
   for (IbRequest& request : requests_) request.owner = this;
 }
@@ -71,7 +71,7 @@ Status IbCommCore::readSetup(size_t bytes, bool* complete) {
   *complete = false;
   while (received_ < bytes) {
     size_t got = 0;
-    Status status = socketTryRecv(oob_.get(), buffer_ + received_, bytes - received_, &got, peer_);
+    Status status = socketTryRecv(*oob_, buffer_ + received_, bytes - received_, &got, peer_);
     if (!status.ok()) return fail(status.addContext("NET/IB connection setup"));
     if (got == 0) return okStatus();
     received_ += got;
@@ -119,9 +119,8 @@ Status IbCommCore::test(IbRequest* request, bool* done, size_t* bytes) {
 
 // ---- sender ----
 
-Status IbSendComm::create(std::unique_ptr<IbQpSet> qps, UniqueFd oob, std::string peer,
-                          std::unique_ptr<IbSendComm>* out) {
-  std::unique_ptr<IbSendComm> comm(new IbSendComm(std::move(qps), std::move(oob), std::move(peer)));
+Status IbSendComm::create(std::unique_ptr<IbQpSet> qps, std::string peer, std::unique_ptr<IbSendComm>* out) {
+  std::unique_ptr<IbSendComm> comm(new IbSendComm(std::move(qps), Stream(), std::move(peer)));
   comm->fifo_ = allocFifo();
   if (!comm->fifo_) return BRAID_ERROR(ncclSystemError, "NET/IB: out of memory for a CTS FIFO");
   BRAID_CHECK(comm->device().registerMemory(comm->fifo_, 4096, &comm->fifoRegion_));
@@ -154,7 +153,7 @@ Status IbSendComm::finishSetup() {
   if (!connected.ok()) return fail(connected);
   peer_ += strFormat(" (%.*s)", static_cast<int>(sizeof(remote.device)), remote.device);
   uint32_t token = kIbReadyToken;
-  Status sent = socketSendAll(oob_.get(), &token, sizeof(token), Deadline::afterSeconds(10), nullptr, peer_);
+  Status sent = socketSendAll(*oob_, &token, sizeof(token), Deadline::afterSeconds(10), nullptr, peer_);
   if (!sent.ok()) return fail(sent.addContext("NET/IB connection setup"));
   oob_.reset();
   connected_ = true;
@@ -232,7 +231,7 @@ Status IbSendComm::isend(const void* data, size_t bytes, uint32_t tag, IbMemoryR
 
 // ---- receiver ----
 
-Status IbRecvComm::create(std::unique_ptr<IbQpSet> qps, UniqueFd oob, std::string peer, const IbWireInfo& remote,
+Status IbRecvComm::create(std::unique_ptr<IbQpSet> qps, Stream oob, std::string peer, const IbWireInfo& remote,
                           std::unique_ptr<IbRecvComm>* out) {
   std::unique_ptr<IbRecvComm> comm(new IbRecvComm(std::move(qps), std::move(oob), std::move(peer)));
   comm->staging_ = allocFifo();

@@ -25,7 +25,7 @@
 
 #include "transport/net/ib/ib_qp.h"
 #include "transport/net/net_backend.h"
-#include "util/unique_fd.h"
+#include "util/byte_stream.h"
 
 namespace braid {
 
@@ -50,7 +50,7 @@ struct IbRequest {
 // What both ends share: QPs, the setup socket until the handshake is over, the failure.
 class IbCommCore {
  public:
-  IbCommCore(std::unique_ptr<IbQpSet> qps, UniqueFd oob, std::string peer);
+  IbCommCore(std::unique_ptr<IbQpSet> qps, Stream oob, std::string peer);
   virtual ~IbCommCore() = default;
   // Finishes the handshake, or polls the completion queue and applies what completed.
   Status poll();
@@ -69,7 +69,7 @@ class IbCommCore {
 
   std::shared_ptr<IbDevice> device_;  // outlives qps_
   std::unique_ptr<IbQpSet> qps_;
-  UniqueFd oob_;
+  Stream oob_;  // the setup connection (TLS when the communicator encrypts)
   std::string peer_;
   Status failed_;
   bool connected_ = false;
@@ -81,13 +81,15 @@ class IbCommCore {
 
 class IbSendComm : public NetSendComm, public IbCommCore {
  public:
-  static Status create(std::unique_ptr<IbQpSet> qps, UniqueFd oob, std::string peer, std::unique_ptr<IbSendComm>* out);
+  // The setup connection is attached once it is connected (and its handshake done).
+  static Status create(std::unique_ptr<IbQpSet> qps, std::string peer, std::unique_ptr<IbSendComm>* out);
   ~IbSendComm() override;
   std::string peerDescription() const override { return peer_; }
   // The setup message this end sends (QPs, FIFO address and key).
   IbWireInfo setupInfo(uint64_t cookie) const;
-  // The setup socket, while the connection is being made.
-  int setupFd() const { return oob_.get(); }
+  void attachSetup(Stream oob) { oob_ = std::move(oob); }
+  // The setup connection, while the connection is being made (after attachSetup).
+  ByteStream& setupStream() { return *oob_; }
   Status isend(const void* data, size_t bytes, uint32_t tag, IbMemoryRegion* region, NetRequest** request);
 
  private:
@@ -101,7 +103,7 @@ class IbSendComm : public NetSendComm, public IbCommCore {
 class IbRecvComm : public NetRecvComm, public IbCommCore {
  public:
   // `remote` is the sender's setup message; the QPs are brought to RTS here.
-  static Status create(std::unique_ptr<IbQpSet> qps, UniqueFd oob, std::string peer, const IbWireInfo& remote,
+  static Status create(std::unique_ptr<IbQpSet> qps, Stream oob, std::string peer, const IbWireInfo& remote,
                        std::unique_ptr<IbRecvComm>* out);
   ~IbRecvComm() override;
   std::string peerDescription() const override { return peer_; }

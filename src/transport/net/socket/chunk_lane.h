@@ -11,8 +11,8 @@
 #include <string>
 
 #include "transport/net/socket/socket_request.h"
+#include "util/byte_stream.h"
 #include "util/status.h"
-#include "util/unique_fd.h"
 
 namespace braid {
 
@@ -25,11 +25,11 @@ struct ChunkTask {
 class ChunkLane {
  public:
   // `index` (0-based) and `count` describe this socket among the connection's data sockets.
-  ChunkLane(UniqueFd fd, bool sending, std::string peer, int index, int count);
+  ChunkLane(Stream stream, bool sending, std::string peer, int index, int count);
   ChunkLane(const ChunkLane&) = delete;
   ChunkLane& operator=(const ChunkLane&) = delete;
 
-  int fd() const { return fd_.get(); }
+  const ByteStream& stream() const { return *stream_; }
   bool sending() const { return sending_; }
 
   // Producer side.
@@ -41,9 +41,10 @@ class ChunkLane {
   Status advance(bool* progressed);
 
  private:
-  Status ioError(const ChunkTask& task, ssize_t result, int err) const;
+  // `closed`: the peer ended the stream; otherwise `failure` says how the stream failed.
+  Status ioError(const ChunkTask& task, bool closed, const Status& failure) const;
 
-  UniqueFd fd_;
+  Stream stream_;
   bool sending_;
   std::string peer_;
   int index_;

@@ -79,9 +79,15 @@ void ChunkPump::run(Worker* worker) {
     if (progressed) continue;
     fds.clear();
     fds.push_back({worker->event.get(), POLLIN, 0});
+    bool buffered = false;
     for (ChunkLane* lane : worker->lanes) {
-      if (lane->hasWork()) fds.push_back({lane->fd(), static_cast<short>(lane->sending() ? POLLOUT : POLLIN), 0});
+      if (!lane->hasWork()) continue;
+      const ByteStream& stream = lane->stream();
+      short wanted = lane->sending() ? POLLOUT : POLLIN;
+      fds.push_back({stream.fd(), stream.pollEvents(wanted), 0});
+      buffered |= !lane->sending() && stream.hasBufferedInput();
     }
+    if (buffered) continue;  // decrypted input waits where poll() cannot see it
     int rc = ::poll(fds.data(), fds.size(), kIdlePollMs);
     if (rc < 0 && errno != EINTR) {
       error_->set(BRAID_ERROR(ncclSystemError, "poll in a socket helper thread failed: %s", std::strerror(errno)));

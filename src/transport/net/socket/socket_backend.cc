@@ -90,7 +90,7 @@ Status SocketNetBackend::listen(int device, NetHandle* handle, std::unique_ptr<N
   SocketHandle contents;
   BRAID_CHECK(randomBytes(contents.secret.data(), contents.secret.size()));
   std::unique_ptr<SocketListenComm> listener;
-  BRAID_CHECK(SocketListenComm::open(bindAddrs, contents.secret, &listener));
+  BRAID_CHECK(SocketListenComm::open(bindAddrs, contents.secret, config_.security, &listener));
   contents.addresses = listener->addresses();
   encodeSocketHandle(contents, handle);
   *out = std::move(listener);
@@ -114,7 +114,8 @@ Status SocketNetBackend::connect(int device, const NetHandle& handle, std::uniqu
     }
     PendingConnect pending;
     pending.bytes = handle;
-    BRAID_CHECK(SocketConnector::start(contents, dataSockets(), config_.minChunkBytes, &pending.connector));
+    BRAID_CHECK(
+        SocketConnector::start(contents, dataSockets(), config_.minChunkBytes, config_.security, &pending.connector));
     it = connects_.emplace(&handle, std::move(pending)).first;
   }
   it->second.abandoned = Deadline::afterSeconds(kAbandonedConnectSeconds);
@@ -133,7 +134,7 @@ Status SocketNetBackend::connect(int device, const NetHandle& handle, std::uniqu
   options.helperCpus = config_.helperCpus;
   options.peer = connector->remote().toString();
   std::unique_ptr<SocketConnection> connection;
-  UniqueFd control = connector->takeControl();
+  Stream control = connector->takeControl();
   BRAID_CHECK(SocketConnection::create(std::move(control), connector->takeData(), options, &connection));
   *out = std::make_unique<SocketSendComm>(std::move(connection));
   return okStatus();

@@ -21,6 +21,7 @@
 #include "util/cpu_set.h"
 #include "util/net_interfaces.h"
 #include "util/status.h"
+#include "util/stream_security.h"
 
 namespace braid {
 
@@ -35,6 +36,8 @@ struct SocketNetConfig {
   int nThreads = 0;                  // NCCL_SOCKET_NTHREADS, 0..16; nThreads x nSocksPerThread <= 64
   size_t minChunkBytes = 64 * 1024;  // NCCL_SOCKET_MIN_TASKSIZE, at most 1 GiB
   CpuSet helperCpus;                 // where helper threads bind themselves (empty: as they are)
+  // What protects every socket (the communicator's: TLS when encryption is on).
+  SecurityRef security = plainSecurity();
 };
 
 constexpr int kAbandonedConnectSeconds = 120;

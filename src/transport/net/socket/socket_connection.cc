@@ -1,16 +1,13 @@
 #include "transport/net/socket/socket_connection.h"
 
-#include <sys/socket.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "util/log.h"
+#include "util/socket.h"
 
 namespace braid {
 
-Status SocketConnection::create(UniqueFd control, std::vector<UniqueFd> data, const SocketConnectionOptions& options,
+Status SocketConnection::create(Stream control, std::vector<Stream> data, const SocketConnectionOptions& options,
                                 std::unique_ptr<SocketConnection>* out) {
   std::unique_ptr<SocketConnection> connection(new SocketConnection(options));
   connection->control_ = std::move(control);
@@ -123,19 +120,16 @@ Status SocketConnection::sendHeaders() {
   while (headers_ < posted_) {
     SocketRequest* request = orderAt(headers_);
     while (request->headerDone < MessageHeader::kBytes) {
-      ssize_t n = ::send(control_.get(), request->header + request->headerDone,
-                         MessageHeader::kBytes - request->headerDone, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0) {
-        request->headerDone += static_cast<size_t>(n);
-        continue;
+      size_t n = 0;
+      Status wrote =
+          control_->write(request->header + request->headerDone, MessageHeader::kBytes - request->headerDone, &n);
+      if (!wrote.ok()) {
+        return BRAID_ERROR(ncclRemoteError, "sending the header of message %llu (%zu bytes) to %s failed: %s%s",
+                           static_cast<unsigned long long>(request->seq), request->bytes, options_.peer.c_str(),
+                           wrote.message().c_str(), peerGoneHint(control_->lastSystemError(), "that rank").c_str());
       }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return okStatus();
-      if (errno == EINTR) continue;
-      int err = errno;
-      return BRAID_ERROR(
-          ncclRemoteError, "sending the header of message %llu (%zu bytes) to %s failed: %s%s",
-          static_cast<unsigned long long>(request->seq), request->bytes, options_.peer.c_str(), std::strerror(err),
-          err == EPIPE || err == ECONNRESET ? " (the peer closed the connection: did that rank exit?)" : "");
+      if (n == 0) return okStatus();
+      request->headerDone += n;
     }
     request->headerComplete = true;
     ++headers_;
@@ -147,23 +141,24 @@ Status SocketConnection::receiveHeaders() {
   while (headers_ < posted_) {
     SocketRequest* request = orderAt(headers_);
     while (request->headerDone < MessageHeader::kBytes) {
-      ssize_t n = ::recv(control_.get(), request->header + request->headerDone,
-                         MessageHeader::kBytes - request->headerDone, MSG_DONTWAIT);
-      if (n > 0) {
-        request->headerDone += static_cast<size_t>(n);
-        continue;
+      size_t n = 0;
+      bool closed = false;
+      Status read = control_->read(request->header + request->headerDone, MessageHeader::kBytes - request->headerDone,
+                                   &n, &closed);
+      if (!read.ok()) {
+        return BRAID_ERROR(ncclRemoteError, "receiving the header of message %llu from %s failed: %s",
+                           static_cast<unsigned long long>(request->seq), options_.peer.c_str(),
+                           read.message().c_str());
       }
-      if (n == 0) {
+      if (closed) {
         return BRAID_ERROR(ncclRemoteError,
                            "connection closed by %s before the header of message %llu (%zu of %zu header bytes): did "
                            "that rank exit?",
                            options_.peer.c_str(), static_cast<unsigned long long>(request->seq), request->headerDone,
                            MessageHeader::kBytes);
       }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return okStatus();
-      if (errno == EINTR) continue;
-      return BRAID_ERROR(ncclRemoteError, "receiving the header of message %llu from %s failed: %s",
-                         static_cast<unsigned long long>(request->seq), options_.peer.c_str(), std::strerror(errno));
+      if (n == 0) return okStatus();
+      request->headerDone += n;
     }
     BRAID_CHECK(acceptHeader(request));
     ++headers_;

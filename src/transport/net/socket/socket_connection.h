@@ -19,8 +19,8 @@
 #include "transport/net/socket/chunk_lane.h"
 #include "transport/net/socket/chunk_pump.h"
 #include "transport/net/socket/socket_request.h"
+#include "util/byte_stream.h"
 #include "util/status.h"
-#include "util/unique_fd.h"
 
 namespace braid {
 
@@ -35,7 +35,7 @@ struct SocketConnectionOptions {
 class SocketConnection {
  public:
   // `data` holds the nSocks data sockets in order.
-  static Status create(UniqueFd control, std::vector<UniqueFd> data, const SocketConnectionOptions& options,
+  static Status create(Stream control, std::vector<Stream> data, const SocketConnectionOptions& options,
                        std::unique_ptr<SocketConnection>* out);
   ~SocketConnection();
   SocketConnection(const SocketConnection&) = delete;
@@ -64,7 +64,7 @@ class SocketConnection {
   SocketRequest* orderAt(uint64_t position) { return order_[position % kNetMaxRequests]; }
 
   SocketConnectionOptions options_;
-  UniqueFd control_;
+  Stream control_;
   std::vector<std::unique_ptr<ChunkLane>> lanes_;
   int helperThreads_ = 0;
   ConnectionError error_;

@@ -24,11 +24,12 @@ std::string connectErrorText(int err) {
 
 }  // namespace
 
-Status SocketConnector::start(const SocketHandle& handle, int nSocks, size_t chunkFloor,
+Status SocketConnector::start(const SocketHandle& handle, int nSocks, size_t chunkFloor, SecurityRef security,
                               std::unique_ptr<SocketConnector>* out) {
   if (handle.addresses.empty()) return BRAID_ERROR(ncclInvalidArgument, "NET/Socket connect: a handle without address");
   std::unique_ptr<SocketConnector> connector(new SocketConnector());
   connector->addresses_ = handle.addresses;
+  connector->security_ = security ? std::move(security) : plainSecurity();
   connector->hello_.secret = handle.secret;
   BRAID_CHECK(randomBytes(&connector->hello_.connectionId, sizeof(connector->hello_.connectionId)));
   connector->hello_.nSocks = static_cast<uint32_t>(nSocks);
@@ -53,6 +54,7 @@ Status SocketConnector::open(size_t index, int* err) {
   hello.encode(socket.hello);
   if (::connect(socket.fd.get(), to.sockaddrPtr(), to.length()) == 0) {
     socket.connected = true;
+    BRAID_CHECK(security_->wrap(std::move(socket.fd), /*connecting=*/true, &socket.stream));
   } else if (errno != EINPROGRESS) {
     *err = errno;
   }
@@ -115,8 +117,35 @@ Status SocketConnector::pollConnects() {
       return BRAID_ERROR(ncclRemoteError, "cannot connect a data socket to the socket listener at %s: %s",
                          remote().toString().c_str(), connectErrorText(err).c_str());
     }
-    sockets_[owners[k]].connected = true;
+    Socket& socket = sockets_[owners[k]];
+    socket.connected = true;
+    BRAID_CHECK(security_->wrap(std::move(socket.fd), /*connecting=*/true, &socket.stream));
   }
+  return okStatus();
+}
+
+Status SocketConnector::progressSocket(Socket& socket, bool* finished) {
+  *finished = false;
+  if (!socket.connected) return okStatus();
+  if (!socket.ready) {
+    Status step = socket.stream->handshake(&socket.ready);
+    if (!step.ok()) {
+      return BRAID_ERROR(step.code(), "NET/Socket: connecting to %s: %s", remote().toString().c_str(),
+                         step.message().c_str());
+    }
+    if (!socket.ready) return okStatus();
+  }
+  while (socket.sent < SocketHello::kBytes) {
+    size_t n = 0;
+    Status wrote = socket.stream->write(socket.hello + socket.sent, SocketHello::kBytes - socket.sent, &n);
+    if (!wrote.ok()) {
+      return BRAID_ERROR(ncclRemoteError, "sending the handshake to the socket listener at %s failed: %s",
+                         remote().toString().c_str(), wrote.message().c_str());
+    }
+    if (n == 0) return okStatus();
+    socket.sent += n;
+  }
+  *finished = true;
   return okStatus();
 }
 
@@ -148,27 +177,17 @@ Status SocketConnector::advance(bool* done) {
   }
   bool all = true;
   for (Socket& socket : sockets_) {
-    while (socket.connected && socket.sent < SocketHello::kBytes) {
-      ssize_t n = ::send(socket.fd.get(), socket.hello + socket.sent, SocketHello::kBytes - socket.sent,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0) {
-        socket.sent += static_cast<size_t>(n);
-      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        break;
-      } else if (errno != EINTR) {
-        return BRAID_ERROR(ncclRemoteError, "sending the handshake to the socket listener at %s failed: %s",
-                           remote().toString().c_str(), connectErrorText(errno).c_str());
-      }
-    }
-    all = all && socket.sent == SocketHello::kBytes;
+    bool finished = false;
+    BRAID_CHECK(progressSocket(socket, &finished));
+    all = all && finished;
   }
   *done = all;
   return okStatus();
 }
 
-std::vector<UniqueFd> SocketConnector::takeData() {
-  std::vector<UniqueFd> data;
-  for (size_t i = 1; i < sockets_.size(); ++i) data.push_back(std::move(sockets_[i].fd));
+std::vector<Stream> SocketConnector::takeData() {
+  std::vector<Stream> data;
+  for (size_t i = 1; i < sockets_.size(); ++i) data.push_back(std::move(sockets_[i].stream));
   return data;
 }
 

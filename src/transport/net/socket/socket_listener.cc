@@ -14,21 +14,20 @@
 namespace braid {
 
 Status SocketListenComm::open(const std::vector<SocketAddress>& bindAddrs, const ConnectionSecret& secret,
-                              std::unique_ptr<SocketListenComm>* out) {
+                              const SecurityRef& security, std::unique_ptr<SocketListenComm>* out) {
   if (bindAddrs.empty()) return BRAID_ERROR(ncclInternalError, "NET/Socket: a listener without address");
   std::unique_ptr<SocketListenComm> listener(new SocketListenComm());
   for (size_t i = 0; i < bindAddrs.size(); ++i) {
-    UniqueFd fd;
-    SocketAddress bound;
-    Status listening = socketListen(bindAddrs[i], &fd, &bound);
+    StreamListener one;
+    Status listening = one.open(bindAddrs[i], security, "NET/Socket listener on " + bindAddrs[i].hostText());
     if (!listening.ok()) {
       if (i == 0) return listening;
       BRAID_INFO(kLogNet, "NET/Socket: not listening on fallback address %s: %s", bindAddrs[i].toString().c_str(),
                  listening.message().c_str());
       continue;
     }
-    listener->fds_.push_back(std::move(fd));
-    listener->addresses_.push_back(bound);
+    listener->addresses_.push_back(one.address());
+    listener->listeners_.push_back(std::move(one));
   }
   listener->secret_ = secret;
   *out = std::move(listener);
@@ -47,7 +46,7 @@ Status SocketListenComm::poll(AcceptedSockets* out, bool* ready) {
       drop(pending, strFormat("no complete hello within %d s (%zu of %zu bytes)", kHelloSeconds, pending.filled,
                               SocketHello::kBytes));
     }
-    if (pending.fd.valid()) {
+    if (pending.stream) {
       ++i;
     } else {
       pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -62,50 +61,42 @@ Status SocketListenComm::poll(AcceptedSockets* out, bool* ready) {
 }
 
 Status SocketListenComm::acceptNew() {
-  for (size_t i = 0; i < fds_.size(); ++i) BRAID_CHECK(acceptOn(i));
+  for (size_t i = 0; i < listeners_.size(); ++i) BRAID_CHECK(acceptOn(i));
   return okStatus();
 }
 
 Status SocketListenComm::acceptOn(size_t index) {
-  const SocketAddress& address = addresses_[index];
   while (true) {
-    sockaddr_storage remote{};
-    socklen_t len = sizeof(remote);
-    int fd = ::accept4(fds_[index].get(), reinterpret_cast<sockaddr*>(&remote), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return okStatus();
-      // Errors of the connection being accepted (it was reset meanwhile): take the next one.
-      if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO || errno == ENETDOWN || errno == EHOSTUNREACH ||
-          errno == ENETUNREACH) {
-        continue;
-      }
-      return BRAID_ERROR(ncclSystemError, "accept on %s failed: %s", address.toString().c_str(), std::strerror(errno));
-    }
     Pending pending;
-    pending.fd.reset(fd);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    pending.from = SocketAddress::fromSockaddr(reinterpret_cast<sockaddr*>(&remote), len);
+    BRAID_CHECK(listeners_[index].accept(&pending.stream, &pending.from));
+    if (!pending.stream) return okStatus();
     pending.expires = Deadline::afterSeconds(kHelloSeconds);
     pending_.push_back(std::move(pending));
   }
 }
 
+int SocketListenComm::droppedCount() const {
+  int dropped = dropped_;
+  for (const StreamListener& listener : listeners_) dropped += listener.droppedCount();
+  return dropped;
+}
+
 bool SocketListenComm::readHello(Pending& pending, bool* dropped) {
   *dropped = false;
   while (pending.filled < SocketHello::kBytes) {
-    ssize_t n =
-        ::recv(pending.fd.get(), pending.hello + pending.filled, SocketHello::kBytes - pending.filled, MSG_DONTWAIT);
-    if (n > 0) {
-      pending.filled += static_cast<size_t>(n);
+    size_t n = 0;
+    bool closed = false;
+    Status read =
+        pending.stream->read(pending.hello + pending.filled, SocketHello::kBytes - pending.filled, &n, &closed);
+    if (read.ok() && n > 0) {
+      pending.filled += n;
       continue;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
-    if (n < 0 && errno == EINTR) continue;
-    drop(pending, n == 0 ? strFormat("closed after %zu bytes, before completing the hello (a port scanner or health "
+    if (read.ok() && !closed) return false;
+    drop(pending, closed ? strFormat("closed after %zu bytes, before completing the hello (a port scanner or health "
                                      "check?)",
                                      pending.filled)
-                         : strFormat("read failed: %s", std::strerror(errno)));
+                         : strFormat("read failed: %s", read.message().c_str()));
     *dropped = true;
     return false;
   }
@@ -135,13 +126,12 @@ void SocketListenComm::admit(Pending& pending) {
     group.sockets.resize(hello.nSocks + 1);
     group.from = pending.from;
     group.expires = Deadline::afterSeconds(kGroupSeconds);
-  } else if (group.nSocks != hello.nSocks || group.chunkFloor != hello.chunkFloor ||
-             group.sockets[hello.socketIndex].valid()) {
+  } else if (group.nSocks != hello.nSocks || group.chunkFloor != hello.chunkFloor || group.sockets[hello.socketIndex]) {
     return drop(pending, strFormat("its hello (socket %u of %u) disagrees with earlier sockets of connection %016llx",
                                    hello.socketIndex, hello.nSocks, static_cast<unsigned long long>(it->first)));
   }
   if (hello.socketIndex == 0) group.from = pending.from;
-  group.sockets[hello.socketIndex] = std::move(pending.fd);
+  group.sockets[hello.socketIndex] = std::move(pending.stream);
   if (++group.arrived < static_cast<int>(group.nSocks) + 1) return;
 
   AcceptedSockets accepted;
@@ -157,7 +147,7 @@ void SocketListenComm::drop(Pending& pending, const std::string& why) {
   ++dropped_;
   BRAID_WARN("NET/Socket: listener %s dropped a connection from %s: %s", address().toString().c_str(),
              pending.from.toString().c_str(), why.c_str());
-  pending.fd.reset();
+  pending.stream.reset();
 }
 
 void SocketListenComm::expireGroups() {

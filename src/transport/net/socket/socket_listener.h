@@ -6,7 +6,8 @@
 // listener does), and groups authenticated sockets by connection id until a connection is
 // complete. A socket that sends garbage, the wrong secret, or no full hello within
 // kHelloSeconds is closed and logged; it never delays anyone else. Several connections may
-// arrive interleaved.
+// arrive interleaved. Sockets come from StreamListeners: with TLS their handshakes are
+// done (and strangers dropped) by the handshake service before the hello is read.
 #pragma once
 
 #include <cstdint>
@@ -21,16 +22,16 @@
 #include "util/deadline.h"
 #include "util/socket_address.h"
 #include "util/status.h"
-#include "util/unique_fd.h"
+#include "util/stream_listener.h"
 
 namespace braid {
 
 // A complete connection's sockets, ready to become a SocketConnection.
 struct AcceptedSockets {
-  UniqueFd control;
-  std::vector<UniqueFd> data;  // in socket-index order
-  SocketAddress from;          // where the control socket came from
-  size_t chunkFloor = 0;       // the sender's
+  Stream control;
+  std::vector<Stream> data;  // in socket-index order
+  SocketAddress from;        // where the control socket came from
+  size_t chunkFloor = 0;     // the sender's
 };
 
 class SocketListenComm : public NetListenComm {
@@ -42,7 +43,7 @@ class SocketListenComm : public NetListenComm {
   // Listens on every address (port 0: any free port). The first must work; a fallback
   // address that cannot be bound is left out with an INFO line.
   static Status open(const std::vector<SocketAddress>& bindAddrs, const ConnectionSecret& secret,
-                     std::unique_ptr<SocketListenComm>* out);
+                     const SecurityRef& security, std::unique_ptr<SocketListenComm>* out);
 
   const SocketAddress& address() const { return addresses_.front(); }
   // Every address listened on, with its port: what the handle advertises.
@@ -51,12 +52,12 @@ class SocketListenComm : public NetListenComm {
 
   // Non-blocking: sets *ready and fills *out when a connection is complete.
   Status poll(AcceptedSockets* out, bool* ready);
-  // Sockets dropped so far (strangers, wrong secrets, silence); for tests.
-  int droppedCount() const { return dropped_; }
+  // Sockets dropped so far (strangers, wrong secrets, silence, failed TLS handshakes).
+  int droppedCount() const;
 
  private:
   struct Pending {
-    UniqueFd fd;
+    Stream stream;
     SocketAddress from;
     uint8_t hello[SocketHello::kBytes] = {};
     size_t filled = 0;
@@ -65,7 +66,7 @@ class SocketListenComm : public NetListenComm {
   struct Group {
     uint32_t nSocks = 0;
     uint64_t chunkFloor = 0;
-    std::vector<UniqueFd> sockets;  // index 0: control
+    std::vector<Stream> sockets;  // index 0: control
     int arrived = 0;
     SocketAddress from;
     Deadline expires = Deadline::never();
@@ -81,7 +82,7 @@ class SocketListenComm : public NetListenComm {
   void drop(Pending& pending, const std::string& why);
   void expireGroups();
 
-  std::vector<UniqueFd> fds_;  // one per address, in the same order
+  std::vector<StreamListener> listeners_;  // one per address, in the same order
   std::vector<SocketAddress> addresses_;
   ConnectionSecret secret_{};
   std::vector<Pending> pending_;

@@ -38,8 +38,10 @@ inline std::string layoutName(const ::testing::TestParamInfo<Layout>& param) {
          std::to_string(std::max(1, param.param.nThreads) * param.param.nSocksPerThread);
 }
 
-inline std::unique_ptr<NetBackend> makeBackend(int nThreads, int nSocksPerThread, size_t minChunkBytes = 64 * 1024) {
+inline std::unique_ptr<NetBackend> makeBackend(int nThreads, int nSocksPerThread, size_t minChunkBytes = 64 * 1024,
+                                               SecurityRef security = plainSecurity()) {
   SocketNetConfig config;
+  config.security = std::move(security);
   config.interfaces.push_back(loopbackInterface());
   config.nThreads = nThreads;
   config.nSocksPerThread = nSocksPerThread;

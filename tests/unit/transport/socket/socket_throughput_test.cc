@@ -87,8 +87,9 @@ double rawTcpStreamGBps() {
   for (int rep = 0; rep < kRepeats; ++rep) {
     UniqueFd client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     EXPECT_EQ(::connect(client.get(), bound.sockaddrPtr(), bound.length()), 0);
-    UniqueFd server;
-    EXPECT_TRUE(socketAccept(listener.get(), Deadline::afterSeconds(5), nullptr, &server, nullptr).ok());
+    // The loopback connect above has completed: the connection is waiting in the backlog.
+    UniqueFd server(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    EXPECT_TRUE(server.valid());
     // Blocking reads: the plainest possible loop.
     ::fcntl(server.get(), F_SETFL, ::fcntl(server.get(), F_GETFL) & ~O_NONBLOCK);
     auto start = Clock::now();
