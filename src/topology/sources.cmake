@@ -14,6 +14,7 @@ list(APPEND BRAID_SOURCES
   topology/search.cc
   topology/sysfs_nics.cc
   topology/xml.cc
+  topology/xml_attrs.cc
 )
 find_package(LibXml2 REQUIRED)
 find_package(PkgConfig REQUIRED)
