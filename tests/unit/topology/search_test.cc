@@ -73,24 +73,40 @@ TEST_P(FixtureSearch, RailsAreUsedEvenly) {
   }
   std::map<int, int> use;
   for (int net : report_.graph.nets()) use[net] = 0;
-  for (const TopoChannel& ch : r.channels) {
+  for (const TopoChannel& ch : r.ring.channels) {
     ASSERT_GE(ch.netIn, 0);
-    EXPECT_EQ(ch.netIn, ch.netOut);  // no cross-NIC by default
+    ASSERT_GE(ch.netOut, 0);
     ++use[ch.netIn];
+    // Cross-NIC channels (NCCL_CROSS_NIC=2 when it finds more bandwidth) come in pairs
+    // that leave by each other's port.
+    if (ch.netOut != ch.netIn) {
+      EXPECT_EQ(r.ring.crossNic, 2);
+    }
   }
   int lo = 1 << 30, hi = 0;
   for (auto [net, n] : use) {
     lo = std::min(lo, n);
     hi = std::max(hi, n);
   }
-  if (static_cast<int>(r.channels.size()) >= static_cast<int>(use.size())) {
+  if (r.ring.channels.size() >= use.size()) {
     EXPECT_LE(hi - lo, 1) << "rails used unevenly";
   }
   // Rail-aligned: each channel enters at the GPU nearest its port.
-  for (const TopoChannel& ch : r.channels) {
+  for (const TopoChannel& ch : r.ring.channels) {
     PathType enter = report_.paths.path(ch.netIn, ch.gpus.front()).type;
     for (int gpu : ch.gpus) EXPECT_LE(enter, report_.paths.path(ch.netIn, gpu).type);
   }
+}
+
+TEST(TopologySearch, CrossNicZeroLeavesByTheEntryPort) {
+  SearchSettings s;
+  s.nNodes = 2;
+  s.crossNic = 0;
+  TopoReport r;
+  ASSERT_TRUE(analyzeTopology(test::loadFixture("h100_nvlink4.xml"), s, PathOptions(), AlgoProtoPolicy(), &r).ok());
+  ASSERT_FALSE(r.rings.ring.channels.empty());
+  EXPECT_EQ(r.rings.ring.crossNic, 0);
+  for (const TopoChannel& ch : r.rings.ring.channels) EXPECT_EQ(ch.netIn, ch.netOut);
 }
 
 TEST_P(FixtureSearch, PredictedBusBandwidthIsInRange) {
