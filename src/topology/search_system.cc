@@ -433,6 +433,26 @@ void SearchSystem::applyP2pLevel(int userLevel) {
 }
 
 std::vector<int> SearchSystem::localNodes(SysKind fromKind, int fromIndex, SysKind kind, PathType* type) const {
+  if (pathsFinal_) {
+    // The search asks the same questions many times (every GPU step asks for ports).
+    auto key = std::make_tuple(static_cast<int>(fromKind), fromIndex, static_cast<int>(kind));
+    auto it = localCache_.find(key);
+    if (it == localCache_.end()) {
+      // computeLocalNodes leaves the type alone when no path sets it: remember whether one did.
+      constexpr auto kUnset = static_cast<PathType>(0xff);
+      LocalNodes fresh;
+      fresh.type = kUnset;
+      fresh.nodes = computeLocalNodes(fromKind, fromIndex, kind, &fresh.type);
+      fresh.typeSet = fresh.type != kUnset;
+      it = localCache_.emplace(key, std::move(fresh)).first;
+    }
+    if (type && it->second.typeSet) *type = it->second.type;
+    return it->second.nodes;
+  }
+  return computeLocalNodes(fromKind, fromIndex, kind, type);
+}
+
+std::vector<int> SearchSystem::computeLocalNodes(SysKind fromKind, int fromIndex, SysKind kind, PathType* type) const {
   std::vector<int> out;
   PathType minType = PathType::DIS;
   float maxBw = 0;
@@ -575,6 +595,9 @@ Status SearchSystem::build(const TopoGraph& graph, const SearchSystemOptions& op
     s.ccMin_ = g == 0 ? sm : std::min(s.ccMin_, sm);
   }
   s.initBandwidths();
+  // Paths are final from here on (a search takes bandwidth from links, never from paths):
+  // what is local to what can be kept.
+  s.pathsFinal_ = true;
   *out = std::move(s);
   return okStatus();
 }

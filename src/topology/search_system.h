@@ -19,7 +19,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "topology/graph.h"
@@ -118,6 +120,7 @@ class SearchSystem {
   // NCCL's ncclTopoGetLocalGpu: the nearest GPU that picks port `net` for some channel.
   int localGpuOf(int net) const;
   void removeFromKind(int id);
+  std::vector<int> computeLocalNodes(SysKind fromKind, int fromIndex, SysKind kind, PathType* type) const;
 
   std::vector<SysNode> nodes_;
   std::vector<SysLink> links_;
@@ -128,6 +131,13 @@ class SearchSystem {
   float maxBw_ = 0, totalBw_ = 0;
   int ccMin_ = 0;
   bool interNode_ = false;
+  bool pathsFinal_ = false;  // build() is done: localNodes may remember its answers
+  struct LocalNodes {
+    std::vector<int> nodes;
+    PathType type = PathType::DIS;
+    bool typeSet = false;
+  };
+  mutable std::map<std::tuple<int, int, int>, LocalNodes> localCache_;
 };
 
 }  // namespace braid

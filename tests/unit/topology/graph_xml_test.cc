@@ -32,7 +32,7 @@ std::vector<std::vector<int>> gpuOrders(const SearchGraph& g) {
 TEST(NcclGraphXml, SearchDumpReadsBackAsTheSameChannels) {
   for (int nodes : {1, 2}) {
     SCOPED_TRACE(nodes);
-    TopoGraph topo = loadFixture("dgx_a100.xml");
+    TopoGraph topo = loadFixture("h100_nvlink4.xml");
     SearchSettings s;
     s.nNodes = nodes;
     TopoSearchResult r;
