@@ -177,5 +177,43 @@ TEST(NcclGraphXml, CrossNicGraphRefusedWhenCrossNicIsOff) {
   EXPECT_TRUE(r.ring.fromFile);
 }
 
+// The files Microsoft ships for Azure NC A100 v4 (Azure/azhpc-images, customizations/ncv4.sh):
+// a VM topology (four GPUs on four AMD NUMA nodes, NVLink-bridged in pairs) and the graph
+// file that goes with it. NCCL's search keeps every channel on one ring when an AMD CPU's
+// SYS path is in it (search.cc: "except when going through AMD CPUs"), so it finds two
+// copies of 0 1 2 3 at 6 GB/s; the shipped file gives 0 1 2 3 and 0 3 2 1 at 12, each using
+// the socket links the other leaves idle. Braid searches as NCCL does and, given the file,
+// uses it.
+TEST(NcclGraphXml, CloudImageGraphFile) {
+  TopoGraph topo = loadFixture("forms/azure_ncv4_vm.xml");
+  TopoSearchResult searched;
+  ASSERT_TRUE(searchChannels(topo, SearchSettings(), &searched).ok());
+  ASSERT_EQ(searched.ring.channels.size(), 2u);
+  EXPECT_FLOAT_EQ(static_cast<float>(searched.ring.bwIntra), 6.0f);
+  EXPECT_EQ(ringRanks(topo, searched, 0), ringRanks(topo, searched, 1));
+
+  std::vector<SearchGraph> graphs;
+  std::vector<std::string> notes;
+  Status st = readNcclGraphFile(test::fixturePath("graphs/azure_ncv4_graph.xml"), topo, &graphs, &notes);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_TRUE(notes.empty());
+  ASSERT_EQ(graphs.size(), 3u);  // rings, balanced trees, and graph 2 (trees), read and unused
+  SearchSettings s;
+  s.forced = &graphs;
+  TopoSearchResult r;
+  ASSERT_TRUE(searchChannels(topo, s, &r).ok());
+  EXPECT_TRUE(r.ring.fromFile);
+  EXPECT_TRUE(r.tree.fromFile);
+  EXPECT_EQ(r.tree.pattern, 1);
+  ASSERT_EQ(r.channels.size(), 4u);  // two rings, used twice
+  EXPECT_EQ(ringRanks(topo, r, 0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(ringRanks(topo, r, 1), (std::vector<int>{0, 3, 2, 1}));
+  EXPECT_EQ(ringRanks(topo, r, 3), (std::vector<int>{0, 3, 2, 1}));
+  // Tree channel 1 chains 1 0 3 2: rank 0's parent is 1, its child 3.
+  std::vector<TopoTreeLinks> tree = treeLinks(topo, r, 1);
+  EXPECT_EQ(tree[0].up, 1);
+  EXPECT_EQ(tree[0].down, (std::vector<int>{3}));
+}
+
 }  // namespace
 }  // namespace braid

@@ -33,10 +33,11 @@ double upLinkBw(const TopoGraph& g, int node) {
 }
 
 TEST(TopologyForms, EveryFileOfTheCorpusLoadsAndRoundTrips) {
-  for (const char* name : {"forms/nccl_dump_2_2x.xml", "forms/vm_hidden_links.xml", "forms/tunnel_under_each_cpu.xml",
-                           "forms/numbers_every_form.xml", "forms/old_kernel_speeds.xml",
-                           "forms/nics_merged_by_nccl.xml", "forms/power9_nvlink_cpu.xml", "forms/grace_hopper_c2c.xml",
-                           "forms/broadcom_two_level_switch.xml", "forms/newer_nccl_elements.xml"}) {
+  for (const char* name :
+       {"forms/nccl_dump_2_2x.xml", "forms/vm_hidden_links.xml", "forms/tunnel_under_each_cpu.xml",
+        "forms/numbers_every_form.xml", "forms/old_kernel_speeds.xml", "forms/nics_merged_by_nccl.xml",
+        "forms/power9_nvlink_cpu.xml", "forms/grace_hopper_c2c.xml", "forms/broadcom_two_level_switch.xml",
+        "forms/newer_nccl_elements.xml", "forms/azure_ncv4_vm.xml"}) {
     SCOPED_TRACE(name);
     TopoGraph g = loadFixture(name);
     ASSERT_GT(g.countOf(TopoNodeType::Gpu), 0);
