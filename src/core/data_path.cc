@@ -81,10 +81,12 @@ Status DataPath::init() {
   topology_ = std::make_unique<RankTopology>(comm_);
   BRAID_CHECK(topology_->decideWorkerCpus(&workerCpus_));
   executor_.setWorkerCpus(workerCpus_);
-  pathLayout_ = comm_.layout;
+  pathLayouts_.assign(static_cast<size_t>(settings_.maxChannels), comm_.layout);
   if (comm_.cudaDev >= 0) BRAID_CHECK(orderRanksForGpus());
-  ringOrder_ = buildRingOrder(pathLayout_);
-  ringPosition_ = ringPosition(ringOrder_, comm_.rank);
+  for (const RankLayout& layout : pathLayouts_) {
+    ringOrders_.push_back(buildRingOrder(layout));
+    ringPositions_.push_back(ringPosition(ringOrders_.back(), comm_.rank));
+  }
   int maxLocal = 0;
   for (const auto& node : comm_.layout.ranksOfNode) maxLocal = std::max(maxLocal, static_cast<int>(node.size()));
   // Host mode's link model: shared memory within a host, sockets between hosts.
@@ -162,9 +164,6 @@ Status DataPath::plan(const CollTask& task, PlannedColl* out) {
   planned.geometry.pipelineSlices = planned.proto == Protocol::Simple;
   bool perRank = task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter;
   planned.segment = perRank ? planned.geometry.extent : 0;
-  for (int i = 0; i < comm_.nranks; ++i) {
-    if (ringOrder_[static_cast<size_t>(i)] == task.root) planned.rootIndex = i;
-  }
   BRAID_TRACE(kLogTuning, "%s of %zu bytes: %s/%s on %d channel(s), predicted %.1f us", collFuncName(task.func), bytes,
               algorithmName(planned.algo), protocolName(planned.proto), planned.nChannels, choice.predictedUs);
   *out = planned;
@@ -338,7 +337,8 @@ bool DataPath::runCollOnChannel(HostExec& exec, int channel, const PlannedColl& 
   work.send = task.sendbuff;
   work.recv = task.recvbuff;
   work.segment = coll.segment;
-  work.rootIndex = coll.rootIndex;
+  const std::vector<int>& order = ringOrders_[static_cast<size_t>(channel)];
+  work.rootIndex = ringIndexOf(order.data(), static_cast<int>(order.size()), task.root);
   work.share = channelShare(coll.geometry, channel);
 
   RingSchedule ring;
@@ -353,8 +353,8 @@ bool DataPath::runCollOnChannel(HostExec& exec, int channel, const PlannedColl& 
     }
   } else {
     ring.nranks = comm_.nranks;
-    ring.index = ringPosition_.index;
-    ring.order = ringOrder_.data();
+    ring.index = ringPositions_[static_cast<size_t>(channel)].index;
+    ring.order = order.data();
     ring.prev = ch.ringRecv->recvView();
     ring.next = ch.ringSend->sendView();
   }

@@ -104,7 +104,6 @@ class DataPath {
     size_t elemBytes = 1;
     ShareGeometry geometry;  // how channels divide it (both executors: channelShare)
     size_t segment = 0;      // per-rank extent (AllGather, ReduceScatter)
-    int rootIndex = 0;       // ring position of the root (Broadcast, Reduce)
   };
 
   explicit DataPath(Comm& comm) : comm_(comm), executor_(comm.rank) {}
@@ -138,7 +137,8 @@ class DataPath {
   Status createGpuExecutor();
   // Sums the connectors' footprints into releasableBytes_ (after connections are made).
   void noteMemoryUse();
-  // Orders each node's ranks as the topology search's ring visits their GPUs (pathLayout_).
+  // Orders each node's ranks, channel by channel, as the topology search's rings visit
+  // their GPUs (pathLayouts_).
   Status orderRanksForGpus();
   Status executeOnGpu(CommTasks& tasks);
   Status syncChannelsToDevice(int ringChannels, int treeChannels);
@@ -165,11 +165,12 @@ class DataPath {
   DataPathSettings settings_;
   AlgoProtoPolicy policy_;
   TuningInputs tuning_{};
-  // The layout rings and trees are built from: comm_.layout, with each node's ranks in the
-  // topology's ring order in GPU mode (core/topology_ring_order.h).
-  RankLayout pathLayout_;
-  std::vector<int> ringOrder_;
-  RingPosition ringPosition_{};
+  // Per channel, the layout its ring and tree are built from: comm_.layout, with each
+  // node's ranks in the order of that channel's searched ring in GPU mode
+  // (core/topology_ring_order.h); the ring order and this rank's place in it.
+  std::vector<RankLayout> pathLayouts_;
+  std::vector<std::vector<int>> ringOrders_;
+  std::vector<RingPosition> ringPositions_;
   std::vector<Channel> channels_;
   std::unique_ptr<Transport> shm_;
   std::unique_ptr<Transport> p2p_;  // CUDA IPC between GPUs of this host (GPU mode)

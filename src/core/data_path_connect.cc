@@ -284,22 +284,29 @@ Status DataPath::connectRings(int nChannels) {
     if (ch.ringConnected) continue;
     fresh.push_back(c);
     BRAID_CHECK(ensureNet());
-    BRAID_CHECK(agreeOnP2p({ringPosition_.next, ringPosition_.prev}));
-    ConnRequest send{ConnPurpose::Ring, c, ringPosition_.next, true};
-    ConnRequest recv{ConnPurpose::Ring, c, ringPosition_.prev, false};
+    const RingPosition& at = ringPositions_[static_cast<size_t>(c)];
+    BRAID_CHECK(agreeOnP2p({at.next, at.prev}));
+    ConnRequest send{ConnPurpose::Ring, c, at.next, true};
+    ConnRequest recv{ConnPurpose::Ring, c, at.prev, false};
     jobs.push_back({recv, transportFor(recv.peer), &ch.ringRecv});
     jobs.push_back({send, transportFor(send.peer), &ch.ringSend});
   }
   if (jobs.empty()) return okStatus();
   BRAID_CHECK(establishConnections(*comm_.bootstrap, jobs));
   noteMemoryUse();
-  std::string order;
-  for (int r : ringOrder_) order += " " + std::to_string(r);
   for (int c : fresh) {
     Channel& ch = channels_[static_cast<size_t>(c)];
     ch.ringConnected = true;
-    BRAID_INFO(kLogInit, "Channel %02d/%02d :%s", c, nChannels, order.c_str());
-    logConnection(comm_, c, "/0", ringPosition_.next, *ch.ringSend, connectionNote(ringPosition_.next));
+    // NCCL's form: the ring from rank 0.
+    const std::vector<int>& ring = ringOrders_[static_cast<size_t>(c)];
+    int start = ringIndexOf(ring.data(), static_cast<int>(ring.size()), 0);
+    std::string order;
+    for (size_t i = 0; i < ring.size(); ++i) {
+      order += strFormat(" %3d", ring[(static_cast<size_t>(start) + i) % ring.size()]);
+    }
+    BRAID_INFO(kLogInit, "Channel %02d/%02d : %s", c, nChannels, order.c_str());
+    const RingPosition& at = ringPositions_[static_cast<size_t>(c)];
+    logConnection(comm_, c, "/0", at.next, *ch.ringSend, connectionNote(at.next));
   }
   return okStatus();
 }
@@ -312,7 +319,7 @@ Status DataPath::connectTrees(int nChannels) {
     if (ch.treeConnected) continue;
     fresh.push_back(c);
     BRAID_CHECK(ensureNet());
-    TreeLinks links = buildTreeLinks(pathLayout_, comm_.rank, c);
+    TreeLinks links = buildTreeLinks(pathLayouts_[static_cast<size_t>(c)], comm_.rank, c);
     BRAID_CHECK(agreeOnP2p({links.up, links.down[0], links.down[1], links.down[2]}));
     if (links.up >= 0) {
       jobs.push_back({{ConnPurpose::TreeUp, c, links.up, true}, transportFor(links.up), &ch.treeUpSend});
@@ -329,7 +336,7 @@ Status DataPath::connectTrees(int nChannels) {
   noteMemoryUse();
   for (int c : fresh) {
     channels_[static_cast<size_t>(c)].treeConnected = true;
-    TreeLinks links = buildTreeLinks(pathLayout_, comm_.rank, c);
+    TreeLinks links = buildTreeLinks(pathLayouts_[static_cast<size_t>(c)], comm_.rank, c);
     // NCCL's form: down0/down1/down2->rank->up.
     BRAID_INFO(kLogInit, "Trees [%d] %d/%d/%d->%d->%d", c, links.down[0], links.down[1], links.down[2], comm_.rank,
                links.up);

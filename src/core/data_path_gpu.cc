@@ -9,6 +9,8 @@
 
 #include "core/comm_failure.h"
 #include "core/data_path.h"
+#include "core/params.h"
+#include "core/topology_report.h"
 #include "core/topology_ring_order.h"
 #include "core/watchdog.h"
 #include "exec/cuda/device_work.h"
@@ -69,38 +71,39 @@ Status DataPath::createGpuExecutor() {
   };
   const auto* peers = &comm_.bootstrap->peers();
   config.describePeer = [peers](int rank) { return (*peers)[static_cast<size_t>(rank)].describe(); };
-  BRAID_CHECK(GpuExecutor::create(std::move(config), &gpu_));
-  BRAID_CHECK(gpu_->setRingOrder(ringOrder_));
-  return okStatus();
+  return GpuExecutor::create(std::move(config), &gpu_);
 }
 
 Status DataPath::orderRanksForGpus() {
-  // This rank's place in its host's searched ring (-1: none, and why).
-  int32_t position = -1;
+  // This rank's place in each channel's searched ring of its host (-1: none, and why).
+  int nChannels = settings_.maxChannels;
+  std::vector<int> mine(static_cast<size_t>(nChannels), -1);
   std::string why;
   const TopoGraph* graph = nullptr;
   const TopoPaths* paths = nullptr;
   if (topology_->graphAndPaths(&graph, &paths, &why)) {
-    SearchSettings search;  // one node: the order inside the host
     TopoSearchResult result;
-    Status searched = searchRings(*graph, *paths, search, &result);
+    Status searched = searchForRingOrder(*graph, comm_.layout.nNodes, &result);
     if (!searched.ok()) {
+      if (!params::kGraphFile.get().empty()) return searched;  // the user's file: an error, as in NCCL
       why = searched.message();
     } else if (result.channels.empty()) {
       why = result.explanation;
     } else {
       const std::string& busId = comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].busId;
-      position = gpuPositionInRing(*graph, result.channels[0], busId);
-      if (position < 0) why = "the topology's rings do not hold GPU " + busId;
+      int node = comm_.layout.nodeOfRank[static_cast<size_t>(comm_.rank)];
+      mine = gpuPositionsInChannels(*graph, result, busId, node, nChannels);
+      if (mine.front() < 0) why = "the topology's rings do not hold GPU " + busId;
     }
   }
-  std::vector<int32_t> exchanged(static_cast<size_t>(comm_.nranks), -1);
-  exchanged[static_cast<size_t>(comm_.rank)] = position;
-  BRAID_CHECK(comm_.bootstrap->allGather(exchanged.data(), sizeof(int32_t)));
+  std::vector<int32_t> exchanged(static_cast<size_t>(comm_.nranks) * static_cast<size_t>(nChannels), -1);
+  std::copy(mine.begin(), mine.end(), exchanged.begin() + static_cast<long>(comm_.rank) * nChannels);
+  BRAID_CHECK(comm_.bootstrap->allGather(exchanged.data(), sizeof(int32_t) * static_cast<size_t>(nChannels)));
   std::vector<int> positions(exchanged.begin(), exchanged.end());
   std::vector<std::string> notes;
-  pathLayout_ = orderRanksByTopology(comm_.layout, positions, comm_.rank, &notes);
-  if (position < 0) BRAID_INFO(kLogInit | kLogGraph, "GPU ring order: this rank's GPU has no place (%s)", why.c_str());
+  pathLayouts_ = orderRanksByChannel(comm_.layout, positions, nChannels, comm_.rank, &notes);
+  if (mine.front() < 0)
+    BRAID_INFO(kLogInit | kLogGraph, "GPU ring order: this rank's GPU has no place (%s)", why.c_str());
   if (comm_.rank == 0) {
     for (const std::string& note : notes) BRAID_INFO(kLogInit | kLogGraph, "GPU ring order: %s", note.c_str());
   }
@@ -214,7 +217,8 @@ Status DataPath::syncChannelsToDevice(int ringChannels, int treeChannels) {
     if (ch.ringConnected) {
       connectors.ringSend = ch.ringSend.get();
       connectors.ringRecv = ch.ringRecv.get();
-      connectors.ringIndex = ringPosition_.index;
+      connectors.ringIndex = ringPositions_[static_cast<size_t>(c)].index;
+      connectors.ringOrder = &ringOrders_[static_cast<size_t>(c)];
       connectors.nranks = comm_.nranks;
     }
     if (ch.treeConnected) {
@@ -250,7 +254,7 @@ Status DataPath::executeOnGpu(CommTasks& tasks) {
     c.recv = task.recvbuff;
     c.geometry = planned.geometry;
     c.segment = planned.segment;
-    c.rootIndex = planned.rootIndex;
+    c.root = task.root;
     c.nChannels = planned.nChannels;
     c.oneRank = comm_.nranks == 1;
     c.count = task.count;

@@ -101,6 +101,14 @@ const IntParam kThreadAffinity(
     "1: bind Braid's worker threads to the CPUs of the rank's NUMA node (within its affinity)");
 const IntParam kPxnDisable("NCCL_PXN_DISABLE", 0, 0, 1,
                            "1: no PXN paths (GPU -> NVLink peer -> its NIC) in the topology");
+const IntParam kCrossNic("NCCL_CROSS_NIC", 2, 0, 2,
+                         "0: a channel leaves a node by the port it entered by; 1: by any; 2: only when that helps");
+const StringParam kGraphFile("NCCL_GRAPH_FILE", "",
+                             "NCCL's graph XML: the rings and trees to use instead of the topology search's");
+const StringParam kGraphDumpFile("NCCL_GRAPH_DUMP_FILE", "",
+                                 "write the topology search's rings and trees there, in NCCL's graph XML");
+const IntParam kGraphDumpFileRank("NCCL_GRAPH_DUMP_FILE_RANK", 0, 0, 1 << 30,
+                                  "the rank that writes NCCL_GRAPH_DUMP_FILE");
 
 const IntParam kParamDumpAll("NCCL_PARAM_DUMP_ALL", 0, 0, 1,
                              "accepted: Braid's parameter listing always has every parameter it reads");

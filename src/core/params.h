@@ -72,11 +72,15 @@ extern const IntParam kIbQpsPerConnection;  // NCCL_IB_QPS_PER_CONNECTION
 extern const StringParam kIbSysfsRoot;      // BRAID_IB_SYSFS_ROOT
 
 // Topology.
-extern const StringParam kTopoFile;       // NCCL_TOPO_FILE
-extern const StringParam kTopoDumpFile;   // NCCL_TOPO_DUMP_FILE
-extern const IntParam kTopoDumpFileRank;  // NCCL_TOPO_DUMP_FILE_RANK
-extern const IntParam kThreadAffinity;    // BRAID_THREAD_AFFINITY
-extern const IntParam kPxnDisable;        // NCCL_PXN_DISABLE
+extern const StringParam kTopoFile;        // NCCL_TOPO_FILE
+extern const StringParam kTopoDumpFile;    // NCCL_TOPO_DUMP_FILE
+extern const IntParam kTopoDumpFileRank;   // NCCL_TOPO_DUMP_FILE_RANK
+extern const IntParam kThreadAffinity;     // BRAID_THREAD_AFFINITY
+extern const IntParam kPxnDisable;         // NCCL_PXN_DISABLE
+extern const IntParam kCrossNic;           // NCCL_CROSS_NIC
+extern const StringParam kGraphFile;       // NCCL_GRAPH_FILE
+extern const StringParam kGraphDumpFile;   // NCCL_GRAPH_DUMP_FILE
+extern const IntParam kGraphDumpFileRank;  // NCCL_GRAPH_DUMP_FILE_RANK
 
 // The parameter API (ncclParamGetAllParameterKeys).
 extern const IntParam kParamDumpAll;  // NCCL_PARAM_DUMP_ALL

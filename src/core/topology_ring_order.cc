@@ -17,6 +17,17 @@ int gpuPositionInRing(const TopoGraph& graph, const TopoChannel& channel, const 
   return -1;
 }
 
+std::vector<int> gpuPositionsInChannels(const TopoGraph& graph, const TopoSearchResult& result,
+                                        const std::string& busId, int node, int nChannels) {
+  std::vector<int> out(static_cast<size_t>(std::max(0, nChannels)), -1);
+  if (result.channels.empty()) return out;
+  int searched = static_cast<int>(result.channels.size());
+  for (int c = 0; c < nChannels; ++c) {
+    out[static_cast<size_t>(c)] = gpuPositionInRing(graph, ringChannelOnNode(result, c % searched, node), busId);
+  }
+  return out;
+}
+
 RankLayout orderRanksByTopology(const RankLayout& layout, const std::vector<int>& positions, int myRank,
                                 std::vector<std::string>* notes) {
   RankLayout ordered = layout;
@@ -51,6 +62,26 @@ RankLayout orderRanksByTopology(const RankLayout& layout, const std::vector<int>
     ordered.localRank = ordered.localRankOf[static_cast<size_t>(myRank)];
   }
   return ordered;
+}
+
+std::vector<RankLayout> orderRanksByChannel(const RankLayout& layout, const std::vector<int>& positions, int nChannels,
+                                            int myRank, std::vector<std::string>* notes) {
+  std::vector<RankLayout> out;
+  std::set<std::string> said;
+  int nranks = static_cast<int>(layout.nodeOfRank.size());
+  for (int c = 0; c < nChannels; ++c) {
+    std::vector<int> channel(static_cast<size_t>(nranks), -1);
+    for (int r = 0; r < nranks; ++r) {
+      size_t at = static_cast<size_t>(r) * static_cast<size_t>(nChannels) + static_cast<size_t>(c);
+      if (at < positions.size()) channel[static_cast<size_t>(r)] = positions[at];
+    }
+    std::vector<std::string> why;
+    out.push_back(orderRanksByTopology(layout, channel, myRank, &why));
+    for (std::string& w : why) {
+      if (said.insert(w).second) notes->push_back(std::move(w));
+    }
+  }
+  return out;
 }
 
 }  // namespace braid

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "util/format.h"
@@ -10,9 +11,16 @@ namespace braid {
 
 namespace {
 
-constexpr int kNvSwitchClass = 0x068000;
+constexpr int kNvLinkCpuClass = 0x068001;  // an NVLink to the CPU (POWER9)
 
-bool isNvSwitchClass(int cls) { return cls >= 0 && (cls >> 8) == (kNvSwitchClass >> 8); }
+// NCCL's test for a Broadcom PEX switch whose two levels are one chip (graph/topo.cc
+// getBcmGen): Gen4 parts carry subsystem 0x1000:0xa0xx at both levels, Gen5 parts
+// 0x1000:0x0xxx above and 0x1000:0x1xxx below. 0 when the device is neither.
+int broadcomGen(uint64_t device, int level) {
+  if ((device & 0xfffffffffffff000ull) == 0x1000c0101000a000ull) return 4;
+  if ((device & 0xfffffffffffff000ull) == (0x1000c03010000000ull | static_cast<uint64_t>(level) * 0x1000)) return 5;
+  return 0;
+}
 
 }  // namespace
 
@@ -96,39 +104,79 @@ int TopoGraph::cpuOf(int node) const {
 }
 
 double nvlinkBwPerLinkGBs(int sm) {
-  if (sm <= 0) return 20.0;
-  if (sm < 70) return 18.0;
-  if (sm >= 86 && sm < 90) return 12.0;
-  if (sm < 90) return 20.0;
-  if (sm < 100) return 20.6;
-  return 40.1;
+  // NCCL's table (graph/topo.h ncclTopoNVLinkBw): only sm 86 (A40, A6000) has the slower links.
+  if (sm >= 100) return 40.1;
+  if (sm >= 90) return 20.6;
+  if (sm == 86) return 12.0;
+  if (sm >= 70) return 20.0;
+  if (sm >= 60) return 18.0;
+  return 20.0;
 }
 
+namespace {
+
+// NCCL's per-lane rates (graph/topo.cc kvDictPciGen), in units of 100 Mb/s with the
+// 128b/130b encoding folded in; a PCIe link carries width x rate / 80 GB/s.
+struct PciGen {
+  const char* speed;
+  int rate;
+};
+constexpr PciGen kPciGens[] = {{"2.5 GT/s", 15},        {"5 GT/s", 30},         {"8 GT/s", 60},
+                               {"16 GT/s", 120},        {"32 GT/s", 240},       {"2.5 GT/s PCIe", 15},
+                               {"5.0 GT/s PCIe", 30},   {"8.0 GT/s PCIe", 60},  {"16.0 GT/s PCIe", 120},
+                               {"32.0 GT/s PCIe", 240}, {"64.0 GT/s PCIe", 480}};
+constexpr int kUnknownPciRate = 60;  // what NCCL counts a speed it does not know as: Gen3
+
+const PciGen* pciGen(const std::string& linkSpeed) {
+  // NCCL compares the first characters of the speed with each entry (kvConvertToInt).
+  for (const PciGen& g : kPciGens) {
+    if (linkSpeed.compare(0, std::strlen(g.speed), g.speed) == 0) return &g;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool pciSpeedKnown(const std::string& linkSpeed) { return pciGen(linkSpeed) != nullptr; }
+
 double pciBwGBs(const std::string& linkSpeed, int linkWidth) {
-  if (linkWidth <= 0) return 0;
-  // The leading number is the per-lane rate in GT/s ("16.0 GT/s PCIe", "16 GT/s", "8GT/s").
-  const char* text = linkSpeed.c_str();
-  char* end = nullptr;
-  double gts = std::strtod(text, &end);
-  if (end == text || !(gts > 0) || gts > 1000) return 0;
-  // NCCL's table (graph/xml.h kvDictPciGen): 2.5 -> 15, 5 -> 30, 8 -> 60, 16 -> 120,
-  // 32 -> 240, 64 -> 480 (units of 100 Mb/s per lane, 128b/130b encoding folded in);
-  // bandwidth = width x code / 80 GB/s. Rates in between interpolate the same way.
-  double code = gts * 7.5;
-  return linkWidth * code / 80.0;
+  const PciGen* gen = pciGen(linkSpeed);
+  int rate = gen ? gen->rate : kUnknownPciRate;
+  int width = linkWidth > 0 ? linkWidth : 16;
+  return width * rate / 80.0;
 }
 
 double interCpuBwGBs(const CpuInfo& cpu) {
+  // NCCL's figures (graph/topo.h): QPI/UPI by Intel generation, Infinity Fabric by AMD
+  // family, Zhaoxin's ZPI, POWER9 and ARM.
   if (cpu.arch == "ppc64") return 32;
   if (cpu.arch == "arm64" || cpu.arch == "aarch64") return 6;
-  if (cpu.vendor == "AuthenticAMD") return 16;
+  if (cpu.vendor == "AuthenticAMD") {
+    if (cpu.familyId == 26 || cpu.familyId == 0xbf) return 32;  // Zen 5
+    if (cpu.familyId == 25 || cpu.familyId == 0xaf) return 24;  // Zen 3 and 4
+    return 16;                                                  // Zen 1 and 2
+  }
   if (cpu.vendor == "GenuineIntel") {
-    if (cpu.familyId == 6 && cpu.modelId >= 0xcf) return 40;  // Emerald Rapids
-    if (cpu.familyId == 6 && cpu.modelId >= 0x8f) return 22;  // Sapphire Rapids
-    if (cpu.familyId == 6 && cpu.modelId >= 0x55) return 10;  // Skylake
-    if (cpu.familyId == 6 && cpu.modelId >= 0) return 6;      // Broadwell and older
+    int m = cpu.modelId;
+    bool family6 = cpu.familyId == 6;
+    if (family6 && (m >= 0xcf || m == 0xad || m == 0xae || m == 0xaf)) return 40;  // Emerald, Granite Rapids
+    if (family6 && m >= 0x8f) return 22;                                           // Sapphire Rapids
+    if (family6 && m >= 0x55) return 10;                                           // Skylake
+    return 6;                                                                      // Broadwell and older
+  }
+  if (cpu.vendor == "CentaurHauls" || cpu.vendor == "  Shanghai  ") {
+    return cpu.familyId == 7 && cpu.modelId == 0x5b ? 9 : 6;  // Zhaoxin
   }
   return 10;
+}
+
+uint64_t pciDeviceId(const PciInfo& pci) {
+  auto field = [](const std::string& text) -> uint64_t {
+    if (text.empty()) return 0;
+    return std::strtoull(text.c_str(), nullptr, 0) & 0xffff;
+  };
+  return field(pci.vendor) << 48 | field(pci.device) << 32 | field(pci.subsystemVendor) << 16 |
+         field(pci.subsystemDevice);
 }
 
 TopoBuilder::TopoBuilder(std::string source) { graph_.source = std::move(source); }
@@ -224,15 +272,16 @@ Status TopoBuilder::addNet(int nic, const NetInfo& net, int line, int* out) {
       graph_.nodes[static_cast<size_t>(nic)].type != TopoNodeType::Nic) {
     return error(line, "a <net> outside a <nic>");
   }
+  // Callers drop repeated listings first (findNet); a number twice is a bug of the source.
   for (const TopoNode& other : graph_.nodes) {
     if (other.type != TopoNodeType::Net) continue;
-    // Ports of one multi-port NIC share its name (and GUID) and differ by port number.
-    if (!net.name.empty() && other.net.name == net.name && other.net.port == net.port) {
-      return error(line, strFormat("network device %s port %d appears twice (first at line %d)", net.name.c_str(),
-                                   net.port, other.line));
-    }
     if (net.dev >= 0 && other.net.dev == net.dev) {
       return error(line, strFormat("network dev %d appears twice (first at line %d)", net.dev, other.line));
+    }
+    if (!net.name.empty() && other.net.name == net.name && other.net.port == net.port) {
+      // NCCL tells devices apart by number, so two numbers under one name are two devices.
+      note(strFormat("line %d: two network devices named %s port %d (dev %d and dev %d)", line, net.name.c_str(),
+                     net.port, other.net.dev, net.dev));
     }
   }
   TopoNode node;
@@ -241,6 +290,17 @@ Status TopoBuilder::addNet(int nic, const NetInfo& net, int line, int* out) {
   node.net = net;
   node.line = line;
   return addNode(std::move(node), out);
+}
+
+int TopoBuilder::findNet(int dev, const std::string& name, int port) const {
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const TopoNode& n = graph_.nodes[i];
+    if (n.type != TopoNodeType::Net) continue;
+    bool same =
+        dev >= 0 && n.net.dev >= 0 ? n.net.dev == dev : !name.empty() && n.net.name == name && n.net.port == port;
+    if (same) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 void TopoBuilder::addLink(int from, int to, TopoLinkType type, double bw) {
@@ -261,49 +321,89 @@ void TopoBuilder::addBothWays(int a, int b, TopoLinkType type, double bw) {
   addLink(b, a, type, bw);
 }
 
-Status TopoBuilder::resolveNvLinks() {
+std::map<std::string, int> busIdIndex(const TopoGraph& g) {
   std::map<std::string, int> byBusId;
-  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-    if (!graph_.nodes[i].pci.busId.empty()) byBusId[graph_.nodes[i].pci.busId] = static_cast<int>(i);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!g.nodes[i].pci.busId.empty()) byBusId[g.nodes[i].pci.busId] = static_cast<int>(i);
   }
+  return byBusId;
+}
+
+NvLinkEnd nvlinkEnd(const TopoGraph& g, const std::map<std::string, int>& byBusId, int gpu, const NvLinkDecl& nvl,
+                    int* target) {
+  auto it = byBusId.find(nvl.target);
+  *target = it == byBusId.end() ? -1 : it->second;
+  if (*target == gpu) return NvLinkEnd::Self;
+  bool toGpu = *target >= 0 && g.nodes[static_cast<size_t>(*target)].type == TopoNodeType::Gpu;
+  if (nvl.targetClass >= 0) {
+    // NCCL goes by the class: a GPU's (0x03xxxx) must be in the topology, 0x068001 is the
+    // CPU (POWER9), and anything else is the NVSwitch fabric.
+    if ((nvl.targetClass >> 16) == 0x03) return toGpu ? NvLinkEnd::Gpu : NvLinkEnd::Missing;
+    if (nvl.targetClass == kNvLinkCpuClass) return NvLinkEnd::Cpu;
+    return NvLinkEnd::NvSwitch;
+  }
+  // Without a class (hand-written files): a GPU of the topology, else an NVSwitch when the
+  // address is a switch or invisible (fffffff:ff:ff.0).
+  if (toGpu) return NvLinkEnd::Gpu;
+  if (*target < 0 || g.nodes[static_cast<size_t>(*target)].type == TopoNodeType::Pci) return NvLinkEnd::NvSwitch;
+  return NvLinkEnd::Missing;
+}
+
+Status TopoBuilder::resolveNvLinks() {
+  std::map<std::string, int> byBusId = busIdIndex(graph_);
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     if (graph_.nodes[i].type != TopoNodeType::Gpu) continue;
     const GpuInfo gpu = graph_.nodes[i].gpu;
     double perLink = nvlinkBwPerLinkGBs(gpu.sm);
+    int self = static_cast<int>(i);
     for (const NvLinkDecl& nvl : gpu.nvlinks) {
-      auto it = byBusId.find(nvl.target);
-      int target = it == byBusId.end() ? -1 : it->second;
+      int target = -1;
       double bw = nvl.count * perLink;
       std::string where = nvl.line > 0 ? strFormat("line %d: ", nvl.line) : std::string();
-      if (target == static_cast<int>(i)) {
-        note(strFormat("%sNVLink of %s to itself ignored", where.c_str(), graph_.nodes[i].label().c_str()));
-        continue;
+      switch (nvlinkEnd(graph_, byBusId, self, nvl, &target)) {
+        case NvLinkEnd::Self:
+          note(strFormat("%sNVLink of %s to itself ignored", where.c_str(), graph_.nodes[i].label().c_str()));
+          break;
+        case NvLinkEnd::Gpu:
+          addLink(self, target, TopoLinkType::NvLink, bw);
+          break;
+        case NvLinkEnd::Cpu:
+          // POWER9's NVLinks to its own CPU: NCCL links the GPU to the CPU it sits under.
+          if (graph_.cpuOf(self) >= 0) addBothWays(self, graph_.cpuOf(self), TopoLinkType::NvLink, bw);
+          break;
+        case NvLinkEnd::NvSwitch:
+          // NCCL stands every NVSwitch for one node: the targets' bus ids are usually
+          // invisible (fffffff:ff:ff.0), and what matters is that each GPU reaches the fabric.
+          if (graph_.nvSwitch < 0) {
+            TopoNode nvs;
+            nvs.type = TopoNodeType::NvSwitch;
+            nvs.line = nvl.line;
+            graph_.nodes.push_back(nvs);
+            graph_.nvSwitch = static_cast<int>(graph_.nodes.size()) - 1;
+          }
+          addBothWays(self, graph_.nvSwitch, TopoLinkType::NvLink, bw);
+          break;
+        case NvLinkEnd::Missing:
+          note(strFormat("%sNVLink of %s to %s (not in this topology) ignored", where.c_str(),
+                         graph_.nodes[i].label().c_str(), nvl.target.c_str()));
+          break;
       }
-      if (target >= 0 && graph_.nodes[static_cast<size_t>(target)].type == TopoNodeType::Gpu) {
-        addLink(static_cast<int>(i), target, TopoLinkType::NvLink, bw);
-        continue;
-      }
-      // NCCL stands every NVSwitch for one node: the targets' bus ids are usually invisible
-      // (fffffff:ff:ff.0), and what matters is that each GPU reaches the fabric.
-      bool nvSwitch =
-          isNvSwitchClass(nvl.targetClass) ||
-          (nvl.targetClass < 0 && (target < 0 || graph_.nodes[static_cast<size_t>(target)].type == TopoNodeType::Pci));
-      if (nvSwitch) {
-        if (graph_.nvSwitch < 0) {
-          TopoNode nvs;
-          nvs.type = TopoNodeType::NvSwitch;
-          nvs.line = nvl.line;
-          graph_.nodes.push_back(nvs);
-          graph_.nvSwitch = static_cast<int>(graph_.nodes.size()) - 1;
-        }
-        addBothWays(static_cast<int>(i), graph_.nvSwitch, TopoLinkType::NvLink, bw);
-        continue;
-      }
-      note(strFormat("%sNVLink of %s to %s (not in this topology) ignored", where.c_str(),
-                     graph_.nodes[i].label().c_str(), nvl.target.c_str()));
     }
   }
   return okStatus();
+}
+
+void TopoBuilder::fuseBroadcomSwitches() {
+  for (TopoNode& sub : graph_.nodes) {
+    if (sub.type != TopoNodeType::Pci || sub.parent < 0) continue;
+    const TopoNode& top = graph_.nodes[static_cast<size_t>(sub.parent)];
+    if (top.type != TopoNodeType::Pci || top.fusedSwitch) continue;
+    int gen = broadcomGen(pciDeviceId(top.pci), 0);
+    if (gen == 0 || broadcomGen(pciDeviceId(sub.pci), 1) != gen) continue;
+    sub.fusedSwitch = true;
+    note(strFormat("PCI switch %s counted as part of switch %s (one Broadcom PEX Gen%d chip), as NCCL does",
+                   sub.pci.busId.c_str(), top.pci.busId.c_str(), gen));
+  }
 }
 
 Status TopoBuilder::finish(TopoGraph* out) {
@@ -320,6 +420,7 @@ Status TopoBuilder::finish(TopoGraph* out) {
     if (n.type == TopoNodeType::Net && n.net.name.empty()) n.net.name = strFormat("net%d", n.net.dev);
   }
   BRAID_CHECK(resolveNvLinks());
+  fuseBroadcomSwitches();
   size_t nBase = graph_.nodes.size();
   for (size_t i = 0; i < nBase; ++i) {
     const TopoNode& n = graph_.nodes[i];
@@ -327,15 +428,16 @@ Status TopoBuilder::finish(TopoGraph* out) {
     if (n.type == TopoNodeType::Net) {
       double bw = n.net.speedMbps > 0 ? static_cast<double>(n.net.speedMbps) / 8000.0 : kDefaultNetBwGBs;
       addBothWays(n.parent, self, TopoLinkType::Net, bw);
-    } else if (n.parent >= 0) {
+    } else if (n.parent >= 0 && !n.fusedSwitch) {
       double bw = pciBwGBs(n.pci.linkSpeed, n.pci.linkWidth);
       if (n.type == TopoNodeType::Nic && n.pci.busId.empty()) bw = kLocBwGBs;  // a NIC without PCI
-      if (bw <= 0) bw = kDefaultPciBwGBs;
-      addBothWays(n.parent, self, TopoLinkType::Pci, bw);
+      int up = n.parent;
+      if (graph_.nodes[static_cast<size_t>(up)].fusedSwitch) up = graph_.nodes[static_cast<size_t>(up)].parent;
+      addBothWays(up, self, TopoLinkType::Pci, bw);
     }
     if (n.type == TopoNodeType::Gpu && n.gpu.c2cCount > 0) {
       int cpu = graph_.cpuOf(self);
-      if (cpu >= 0) addBothWays(self, cpu, TopoLinkType::C2c, n.gpu.c2cCount * n.gpu.c2cBwGBs);
+      if (cpu >= 0) addBothWays(self, cpu, TopoLinkType::C2c, n.gpu.c2cCount * n.gpu.c2cBwMBs / 1000.0);
     }
   }
   std::vector<int> cpus = graph_.nodesOfType(TopoNodeType::Cpu);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +38,7 @@ struct PciInfo {
 struct NvLinkDecl {
   std::string target;  // bus id of the peer (a GPU, an NVSwitch, possibly invisible)
   int count = 1;
-  int targetClass = -1;  // tclass, e.g. 0x068000 for an NVSwitch; -1 when not given
+  int targetClass = -1;  // tclass: 0x068000 an NVSwitch, 0x068001 the CPU (POWER); -1 when not given
   int line = 0;
 };
 
@@ -47,8 +48,8 @@ struct GpuInfo {
   int rank = -1;
   int gdr = -1;  // GPUDirect RDMA support; -1 when unknown
   std::vector<NvLinkDecl> nvlinks;
-  int c2cCount = 0;     // chip-to-chip links to the CPU (Grace)
-  double c2cBwGBs = 0;  // per link
+  int c2cCount = 0;  // chip-to-chip links to the CPU (Grace)
+  int c2cBwMBs = 0;  // per link, in MB/s as NVML and NCCL's <c2c bw> give it
 };
 
 struct CpuInfo {
@@ -63,7 +64,8 @@ struct NetInfo {
   int64_t speedMbps = -1;  // -1 when not given
   int port = -1;
   std::string guid;
-  int latency = -1, maxConn = -1, gdr = -1, coll = -1;
+  double latency = -1;  // as the file gives it (NCCL writes "0.000000"); -1 when not given
+  int maxConn = -1, gdr = -1, coll = -1;
 };
 
 struct TopoNode {
@@ -80,6 +82,10 @@ struct TopoNode {
   std::vector<std::pair<std::string, std::string>> extra;
   std::vector<std::pair<std::string, std::string>> pciExtra;
   std::vector<int> links;  // outgoing links (indices into TopoGraph::links)
+  // A Broadcom PCIe switch's second level, which NCCL counts as part of the switch above it
+  // (the two levels are one chip): it keeps its place in the PCI tree (a dump writes it
+  // back) but has no links; its devices link to the switch above.
+  bool fusedSwitch = false;
   // The node's label in messages: "GPU 3 (0000:47:00.0)", "NET mlx5_0", "CPU 1".
   std::string label() const;
 };
@@ -118,13 +124,27 @@ constexpr int kMaxPciDepth = 32;
 
 // Bandwidth constants (GB/s), NCCL's (graph/topo.h).
 constexpr double kLocBwGBs = 5000;
-constexpr double kDefaultPciBwGBs = 12;  // PCIe Gen3 x16: what an unknown PCI link counts as
-constexpr double kDefaultNetBwGBs = 12;  // 100 Gb/s: a port without a speed
+constexpr double kDefaultNetBwGBs = 1.25;  // 10 Gb/s: what NCCL counts a port without a speed as
 double nvlinkBwPerLinkGBs(int sm);
-// Width x per-lane rate of a "16.0 GT/s PCIe" style speed; 0 when the speed is unknown.
+// A PCIe link as NCCL counts it: width x the per-lane rate of the speeds the kernel writes
+// ("16.0 GT/s PCIe", "16 GT/s" before Linux 5.7). A speed NCCL does not know ("", "Unknown",
+// "16GT/s") counts as Gen3's 8 GT/s per lane, and a width of 0 or none (VMs) as x16.
 double pciBwGBs(const std::string& linkSpeed, int linkWidth);
-// The bandwidth between two CPU sockets, from the CPU's arch, vendor and model.
+// Whether NCCL knows `linkSpeed` (pciBwGBs reads it as written, not as Gen3).
+bool pciSpeedKnown(const std::string& linkSpeed);
+// The bandwidth between two CPU sockets, from the CPU's arch, vendor, family and model.
 double interCpuBwGBs(const CpuInfo& cpu);
+// NCCL's 64-bit PCI device id: vendor, device, subsystem vendor and subsystem device, 16
+// bits each (0 for those the file does not give).
+uint64_t pciDeviceId(const PciInfo& pci);
+
+// Where an NVLink declaration of GPU node `gpu` leads, as NCCL resolves it (`*target`: the
+// node its address names, -1 when none): another GPU, the CPU (POWER9's links), the
+// NVSwitch fabric (one node for all switches), the GPU itself, or a GPU not in the graph.
+enum class NvLinkEnd : uint8_t { Gpu, Cpu, NvSwitch, Self, Missing };
+std::map<std::string, int> busIdIndex(const TopoGraph& g);
+NvLinkEnd nvlinkEnd(const TopoGraph& g, const std::map<std::string, int>& byBusId, int gpu, const NvLinkDecl& nvl,
+                    int* target);
 
 // Builds a graph node by node, then derives the links (finish). Sources use it so that
 // every graph obeys the same rules: nodes under their parents, unique bus ids and device
@@ -140,7 +160,12 @@ class TopoBuilder {
   Status addNic(int parent, const PciInfo& pci, int line, int* out);
   Status addNet(int nic, const NetInfo& net, int line, int* out);
   TopoNode& node(int index) { return graph_.nodes[static_cast<size_t>(index)]; }
+  int cpuOf(int index) const { return graph_.cpuOf(index); }
+  // The port already added with device number `dev` (or, without numbers, with this name
+  // and port number); -1 when none.
+  int findNet(int dev, const std::string& name, int port) const;
   void note(std::string text) { graph_.notes.push_back(std::move(text)); }
+  const std::vector<std::string>& notes() const { return graph_.notes; }
   // Resolves NVLinks, numbers what was not numbered, adds every link; the builder is
   // empty afterwards.
   Status finish(TopoGraph* out);
@@ -157,6 +182,8 @@ class TopoBuilder {
   void addLink(int from, int to, TopoLinkType type, double bw);
   void addBothWays(int a, int b, TopoLinkType type, double bw);
   Status resolveNvLinks();
+  // Marks the lower level of two-level Broadcom switches (TopoNode::fusedSwitch).
+  void fuseBroadcomSwitches();
 
   TopoGraph graph_;
 };

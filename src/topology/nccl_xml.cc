@@ -9,6 +9,7 @@
 #include <set>
 
 #include "topology/hwloc_source.h"
+#include "topology/xml_attrs.h"
 #include "util/format.h"
 
 namespace braid {
@@ -19,85 +20,17 @@ namespace {
 bool isGpuClass(int cls) { return cls >= 0 && ((cls >> 8) == 0x0302 || (cls >> 8) == 0x0300); }
 bool isNicClass(int cls) { return cls >= 0 && ((cls >> 8) == 0x0207 || (cls >> 8) == 0x0200); }
 
-bool parseInteger(const std::string& text, int64_t* out) {
-  std::string t(trim(text));
-  if (t.empty()) return false;
-  // Hexadecimal with 0x (class codes), else decimal: "010" is ten, not octal eight.
-  bool hex = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
-  errno = 0;
-  char* end = nullptr;
-  long long v = std::strtoll(t.c_str(), &end, hex ? 16 : 10);
-  if (errno != 0 || end != t.c_str() + t.size()) return false;
-  *out = v;
-  return true;
-}
-
-// Reads the attributes of one element, checking each, and keeps those it does not know.
-class Attrs {
- public:
-  Attrs(const XmlElement& e, const TopoBuilder& b) : e_(e), b_(b) {}
-
-  const std::string* text(const char* key) {
-    used_.insert(key);
-    return e_.attr(key);
-  }
-  std::string str(const char* key) {
-    const std::string* v = text(key);
-    return v ? *v : std::string();
-  }
-  // Absent: *out untouched. Present: a number in [min, max] or an error naming the line.
-  Status integer(const char* key, int64_t min, int64_t max, int64_t* out) {
-    const std::string* v = text(key);
-    if (!v) return okStatus();
-    int64_t value = 0;
-    if (!parseInteger(*v, &value)) {
-      return b_.error(e_.line, strFormat("<%s %s=\"%s\">: not a number", e_.name.c_str(), key, v->c_str()));
-    }
-    if (value < min || value > max) {
-      return b_.error(e_.line, strFormat("<%s %s=\"%s\">: out of range [%lld, %lld]", e_.name.c_str(), key, v->c_str(),
-                                         static_cast<long long>(min), static_cast<long long>(max)));
-    }
-    *out = value;
-    return okStatus();
-  }
-  Status integer(const char* key, int64_t min, int64_t max, int* out) {
-    int64_t v = *out;
-    BRAID_CHECK(integer(key, min, max, &v));
-    *out = static_cast<int>(v);
-    return okStatus();
-  }
-  Status real(const char* key, double min, double max, double* out) {
-    const std::string* v = text(key);
-    if (!v) return okStatus();
-    char* end = nullptr;
-    double value = std::strtod(v->c_str(), &end);
-    if (end == v->c_str() || *end != '\0' || !(value >= min && value <= max)) {
-      return b_.error(
-          e_.line, strFormat("<%s %s=\"%s\">: not a number in [%g, %g]", e_.name.c_str(), key, v->c_str(), min, max));
-    }
-    *out = value;
-    return okStatus();
-  }
-  std::vector<std::pair<std::string, std::string>> rest() const {
-    std::vector<std::pair<std::string, std::string>> out;
-    // Namespaced attributes are dropped: their declarations are not kept, so a dump
-    // could not be read back.
-    for (const auto& kv : e_.attrs) {
-      if (!used_.count(kv.first) && kv.first.find(':') == std::string::npos) out.push_back(kv);
-    }
-    return out;
-  }
-
- private:
-  const XmlElement& e_;
-  const TopoBuilder& b_;
-  std::set<std::string> used_;
-};
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
+
+// A <net> read from a file, before it joins the graph.
+struct PortEntry {
+  NetInfo net;
+  std::vector<std::pair<std::string, std::string>> extra;
+  int line = 0;
+};
 
 class NcclLoader {
  public:
@@ -133,9 +66,9 @@ class NcclLoader {
   }
 
   Status loadCpu(const XmlElement& e) {
-    Attrs a(e, b_);
+    XmlAttrs a(e, b_);
     CpuInfo cpu;
-    BRAID_CHECK(a.integer("numaid", -1, 4095, &cpu.numaId));
+    BRAID_CHECK(a.integer("numaid", -1, 4095, &cpu.numaId, true));
     cpu.affinity = a.str("affinity");
     cpu.arch = a.str("arch");
     cpu.vendor = a.str("vendor");
@@ -145,6 +78,7 @@ class NcclLoader {
     int index = -1;
     BRAID_CHECK(b_.addCpu(cpu, e.line, &index));
     b_.node(index).extra = a.rest();
+    currentCpu_ = index;
     return loadChildren(e, index);
   }
 
@@ -162,11 +96,11 @@ class NcclLoader {
   }
 
   Status loadPci(const XmlElement& e, int parent) {
-    Attrs a(e, b_);
+    XmlAttrs a(e, b_);
     PciInfo pci;
     pci.busId = lower(std::string(trim(a.str("busid"))));
     if (pci.busId.empty()) return b_.error(e.line, "<pci> without a busid");
-    BRAID_CHECK(a.integer("class", 0, 0xffffff, &pci.classCode));
+    BRAID_CHECK(a.integer("class", 0, 0xffffff, &pci.classCode, true));
     pci.vendor = a.str("vendor");
     pci.device = a.str("device");
     pci.subsystemVendor = a.str("subsystem_vendor");
@@ -174,11 +108,14 @@ class NcclLoader {
     pci.linkSpeed = a.str("link_speed");
     BRAID_CHECK(a.integer("link_width", 0, 64, &pci.linkWidth));
     if (pci.linkWidth == 0) {
-      b_.note(strFormat("line %d: %s reports a link width of 0 (a VM?); counted as PCIe Gen3 x16", e.line,
+      b_.note(strFormat("line %d: %s reports a link width of 0 (a VM?); counted as x16, as NCCL does", e.line,
                         pci.busId.c_str()));
-    } else if (!pci.linkSpeed.empty() && pciBwGBs(pci.linkSpeed, 16) <= 0) {
-      b_.note(strFormat("line %d: link speed \"%s\" of %s not understood; counted as PCIe Gen3 x16", e.line,
-                        pci.linkSpeed.c_str(), pci.busId.c_str()));
+    }
+    if (e.attr("link_speed") && !pciSpeedKnown(pci.linkSpeed)) {
+      b_.note(
+          strFormat("line %d: link speed \"%s\" of %s is not one NCCL knows; counted as 8 GT/s (PCIe Gen3) per "
+                    "lane, as NCCL does",
+                    e.line, pci.linkSpeed.c_str(), pci.busId.c_str()));
     }
     const XmlElement* gpu = nullptr;
     const XmlElement* nic = nullptr;
@@ -213,35 +150,41 @@ class NcclLoader {
     return okStatus();
   }
 
+  Status loadNvLink(const XmlElement& e, GpuInfo* gpu) {
+    XmlAttrs l(e, b_);
+    NvLinkDecl nvl;
+    nvl.target = lower(std::string(trim(l.str("target"))));
+    if (nvl.target.empty()) return b_.error(e.line, "<nvlink> without a target");
+    BRAID_CHECK(l.integer("count", 0, 64, &nvl.count));
+    BRAID_CHECK(l.integer("tclass", 0, 0xffffff, &nvl.targetClass, true));
+    nvl.line = e.line;
+    if (nvl.count == 0) {
+      b_.note(strFormat("line %d: <nvlink count=\"0\"> ignored", e.line));
+      return okStatus();
+    }
+    gpu->nvlinks.push_back(nvl);
+    return okStatus();
+  }
+
   Status loadGpu(const XmlElement& e, bool present, int parent, const PciInfo& pci,
                  std::vector<std::pair<std::string, std::string>> pciExtra) {
     GpuInfo gpu;
     std::vector<std::pair<std::string, std::string>> extra;
     if (present) {
-      Attrs a(e, b_);
-      BRAID_CHECK(a.integer("dev", 0, kMaxTopoNodesPerType - 1, &gpu.dev));
+      XmlAttrs a(e, b_);
+      BRAID_CHECK(a.integer("dev", 0, kMaxTopoNodesPerType - 1, &gpu.dev, true));
       BRAID_CHECK(a.integer("sm", 0, 1000, &gpu.sm));
-      BRAID_CHECK(a.integer("rank", -1, 1 << 24, &gpu.rank));
+      BRAID_CHECK(a.integer("rank", -1, 1 << 24, &gpu.rank, true));
       BRAID_CHECK(a.integer("gdr", 0, 1, &gpu.gdr));
       extra = a.rest();
       for (const XmlElement& child : e.children) {
         if (child.name == "nvlink") {
-          Attrs l(child, b_);
-          NvLinkDecl nvl;
-          nvl.target = lower(std::string(trim(l.str("target"))));
-          if (nvl.target.empty()) return b_.error(child.line, "<nvlink> without a target");
-          BRAID_CHECK(l.integer("count", 0, 64, &nvl.count));
-          BRAID_CHECK(l.integer("tclass", 0, 0xffffff, &nvl.targetClass));
-          nvl.line = child.line;
-          if (nvl.count == 0) {
-            b_.note(strFormat("line %d: <nvlink count=\"0\"> ignored", child.line));
-            continue;
-          }
-          gpu.nvlinks.push_back(nvl);
+          BRAID_CHECK(loadNvLink(child, &gpu));
         } else if (child.name == "c2c") {
-          Attrs l(child, b_);
+          // NVML's figure, per link in MB/s (a Grace Hopper link: about 45000).
+          XmlAttrs l(child, b_);
           BRAID_CHECK(l.integer("count", 0, 64, &gpu.c2cCount));
-          BRAID_CHECK(l.real("bw", 0, 10000, &gpu.c2cBwGBs));
+          BRAID_CHECK(l.integer("bw", 0, 10'000'000, &gpu.c2cBwMBs));
         } else {
           ignored(child);
         }
@@ -254,43 +197,89 @@ class NcclLoader {
     return okStatus();
   }
 
+  Status readPort(const XmlElement& e, PortEntry* out) {
+    XmlAttrs a(e, b_);
+    NetInfo& net = out->net;
+    net.name = std::string(trim(a.str("name")));
+    BRAID_CHECK(a.integer("dev", 0, kMaxTopoNodesPerType - 1, &net.dev, true));
+    BRAID_CHECK(a.integer("speed", -1, 10'000'000, &net.speedMbps));
+    BRAID_CHECK(a.integer("port", 0, 255, &net.port));
+    net.guid = a.str("guid");
+    BRAID_CHECK(a.real("latency", 0, 1e9, &net.latency));
+    BRAID_CHECK(a.integer("maxconn", 0, 1 << 24, &net.maxConn));
+    BRAID_CHECK(a.integer("gdr", 0, 1, &net.gdr));
+    BRAID_CHECK(a.integer("coll", 0, 1, &net.coll));
+    if (net.speedMbps <= 0) {
+      // NCCL counts "no speed", 0 and -1 (some NICs report it) as 10 Gb/s.
+      b_.note(strFormat("line %d: network port %s has no speed; counted as 10 Gb/s, as NCCL does", e.line,
+                        net.name.empty() ? "(unnamed)" : net.name.c_str()));
+      net.speedMbps = -1;
+    }
+    out->extra = a.rest();
+    out->line = e.line;
+    return okStatus();
+  }
+
+  // Whether `p` repeats a port already read (in the graph, or earlier in this NIC): NCCL
+  // finds a network device by its number, so a second listing of a number is the first
+  // device again (dumps list a device that has no PCI address, a tunnel or a bond, under
+  // the CPU of every rank that saw it). Without a number, the name and port tell.
+  bool repeated(const PortEntry& p, const std::vector<PortEntry>& earlier) {
+    auto same = [&](const NetInfo& a, const NetInfo& b) {
+      if (a.dev >= 0 && b.dev >= 0) return a.dev == b.dev;
+      return !a.name.empty() && a.name == b.name && a.port == b.port;
+    };
+    int firstLine = 0;
+    std::string firstWhere;
+    for (const PortEntry& e : earlier) {
+      if (same(e.net, p.net)) firstLine = e.line;
+    }
+    int known = firstLine > 0 ? -1 : b_.findNet(p.net.dev, p.net.name, p.net.port);
+    if (known >= 0) {
+      firstLine = b_.node(known).line;
+      int cpu = b_.cpuOf(known);
+      if (cpu >= 0) firstWhere = ", under " + b_.node(cpu).label();
+    }
+    if (firstLine == 0) return false;
+    std::string here = currentCpu_ >= 0 ? " under " + b_.node(currentCpu_).label() : std::string();
+    b_.note(
+        strFormat("line %d: network device %s (dev %d, port %d) listed again%s (first at line %d%s); NCCL "
+                  "resolves a device by its number to the first listing, so this one is dropped",
+                  p.line, p.net.name.empty() ? "(unnamed)" : p.net.name.c_str(), p.net.dev, p.net.port, here.c_str(),
+                  firstLine, firstWhere.c_str()));
+    return true;
+  }
+
   Status loadNic(const XmlElement& e, int parent, const PciInfo& pci,
                  std::vector<std::pair<std::string, std::string>> pciExtra, int line) {
-    int nic = -1;
-    BRAID_CHECK(b_.addNic(parent, pci, line, &nic));
-    b_.node(nic).pciExtra = std::move(pciExtra);
-    int ports = 0;
+    std::vector<PortEntry> ports;
+    bool listed = false;
     for (const XmlElement& child : e.children) {
       if (child.name != "net") {
         if (e.name == "nic") ignored(child);
         continue;
       }
-      Attrs a(child, b_);
-      NetInfo net;
-      net.name = std::string(trim(a.str("name")));
-      BRAID_CHECK(a.integer("dev", 0, kMaxTopoNodesPerType - 1, &net.dev));
-      BRAID_CHECK(a.integer("speed", 0, 10'000'000, &net.speedMbps));
-      BRAID_CHECK(a.integer("port", 0, 255, &net.port));
-      net.guid = a.str("guid");
-      BRAID_CHECK(a.integer("latency", 0, 1'000'000, &net.latency));
-      BRAID_CHECK(a.integer("maxconn", 0, 1 << 24, &net.maxConn));
-      BRAID_CHECK(a.integer("gdr", 0, 1, &net.gdr));
-      BRAID_CHECK(a.integer("coll", 0, 1, &net.coll));
-      if (net.speedMbps <= 0) {
-        b_.note(strFormat("line %d: network port %s has no speed; counted as 100 Gb/s", child.line,
-                          net.name.empty() ? "(unnamed)" : net.name.c_str()));
-        net.speedMbps = -1;
-      }
-      int index = -1;
-      BRAID_CHECK(b_.addNet(nic, net, child.line, &index));
-      b_.node(index).extra = a.rest();
-      ++ports;
+      listed = true;
+      PortEntry p;
+      BRAID_CHECK(readPort(child, &p));
+      if (!repeated(p, ports)) ports.push_back(std::move(p));
     }
-    if (ports == 0) {
+    if (listed && ports.empty()) {
+      b_.note(strFormat("line %d: the NIC has no port left once repeated listings are dropped; dropped too", line));
+      return okStatus();
+    }
+    int nic = -1;
+    BRAID_CHECK(b_.addNic(parent, pci, line, &nic));
+    b_.node(nic).pciExtra = std::move(pciExtra);
+    for (PortEntry& p : ports) {
+      int index = -1;
+      BRAID_CHECK(b_.addNet(nic, p.net, p.line, &index));
+      b_.node(index).extra = std::move(p.extra);
+    }
+    if (!listed) {
       // A skeleton NIC: one port of unknown speed, named after its PCI address.
       NetInfo net;
-      std::string name = pci.busId.empty() ? std::string("nic") : "pci-" + pci.busId;
-      net.name = name;
+      net.name = pci.busId.empty() ? std::string("nic") : "pci-" + pci.busId;
       int index = -1;
       BRAID_CHECK(b_.addNet(nic, net, line, &index));
     }
@@ -300,6 +289,7 @@ class NcclLoader {
   TopoBuilder b_;
   int inferredGpus_ = 0;
   int inferredNics_ = 0;
+  int currentCpu_ = -1;
 };
 
 void putAttr(XmlElement* e, const char* key, const std::string& value) {
@@ -389,7 +379,7 @@ class Dumper {
       if (n.gpu.c2cCount > 0) {
         XmlElement l;
         l.name = "c2c";
-        l.set("bw", strFormat("%g", n.gpu.c2cBwGBs));
+        l.set("bw", std::to_string(n.gpu.c2cBwMBs));
         l.set("count", std::to_string(n.gpu.c2cCount));
         gpu.children.push_back(std::move(l));
       }
@@ -408,7 +398,7 @@ class Dumper {
       putInt(&net, "speed", p.net.speedMbps);
       putInt(&net, "port", p.net.port);
       putAttr(&net, "guid", p.net.guid);
-      putInt(&net, "latency", p.net.latency);
+      if (p.net.latency >= 0) net.set("latency", strFormat("%f", p.net.latency));
       putInt(&net, "maxconn", p.net.maxConn);
       putInt(&net, "gdr", p.net.gdr);
       putInt(&net, "coll", p.net.coll);
@@ -437,15 +427,7 @@ XmlElement ncclTopologyXml(const TopoGraph& graph) { return Dumper(graph).system
 std::string dumpNcclTopology(const TopoGraph& graph) { return writeXml(ncclTopologyXml(graph)); }
 
 Status writeNcclTopologyFile(const TopoGraph& graph, const std::string& path) {
-  std::string text = dumpNcclTopology(graph);
-  FILE* file = std::fopen(path.c_str(), "w");
-  if (!file) return BRAID_ERROR(ncclSystemError, "%s: cannot write the topology: %s", path.c_str(), strerror(errno));
-  size_t written = std::fwrite(text.data(), 1, text.size(), file);
-  bool closed = std::fclose(file) == 0;
-  if (written != text.size() || !closed) {
-    return BRAID_ERROR(ncclSystemError, "%s: cannot write the topology (disk full?)", path.c_str());
-  }
-  return okStatus();
+  return writeTextFile(path, dumpNcclTopology(graph), "topology");
 }
 
 Status readTopologyFile(const std::string& path, TopoGraph* out) {

@@ -41,11 +41,21 @@ std::string jsonString(const std::string& s) {
   return out + "\"";
 }
 
-std::string channelPorts(const TopoGraph& g, const TopoChannel& ch) {
-  if (ch.netIn < 0) return "";
-  const TopoNode& in = g.nodes[static_cast<size_t>(ch.netIn)];
-  const TopoNode& out = g.nodes[static_cast<size_t>(ch.netOut)];
-  return strFormat(" (in %s, out %s)", shortName(in).c_str(), shortName(out).c_str());
+// NCCL's GRAPH line of a search: "Pattern 4, crossNic 0, nChannels 2, bw 12.000000/12.000000,
+// type SYS/PIX, sameChannels 1", then " 0 : NET/0 GPU/0 GPU/1 NET/0" per channel.
+void searchGraphLines(const TopoGraph& g, const SearchGraph& s, std::vector<std::string>* out) {
+  out->push_back(strFormat("Pattern %d, crossNic %d, nChannels %zu, bw %f/%f, type %s/%s, sameChannels %d%s", s.pattern,
+                           s.crossNic, s.channels.size(), s.bwIntra, s.bwInter, pathTypeName(s.typeIntra),
+                           pathTypeName(s.typeInter), s.sameChannels, s.fromFile ? " (NCCL_GRAPH_FILE)" : ""));
+  for (size_t c = 0; c < s.channels.size(); ++c) {
+    const TopoChannel& ch = s.channels[c];
+    std::string line = strFormat("%2zu :", c);
+    auto net = [&](int n) { line += strFormat(" NET/%d", n >= 0 ? g.nodes[static_cast<size_t>(n)].net.dev : -1); };
+    if (ch.netIn >= 0) net(ch.netIn);
+    for (int gpu : ch.gpus) line += strFormat(" GPU/%d", topoRank(g, 0, gpu));
+    if (ch.netIn >= 0) net(ch.netOut);
+    out->push_back(line);
+  }
 }
 
 }  // namespace
@@ -55,7 +65,9 @@ Status analyzeTopology(TopoGraph graph, const SearchSettings& search, const Path
   TopoReport r;
   r.graph = std::move(graph);
   r.paths = TopoPaths(r.graph, pathOptions);
-  BRAID_CHECK(searchRings(r.graph, r.paths, search, &r.rings));
+  SearchSettings settings = search;
+  settings.pxn = pathOptions.pxn;
+  BRAID_CHECK(searchChannels(r.graph, settings, &r.rings));
   r.tuning = topoTuningInputs(r.graph, r.rings);
   if (!r.rings.channels.empty()) {
     for (size_t bytes : reportSizes()) r.predictions.push_back(predictAllReduce(r.tuning, bytes, policy));
@@ -141,26 +153,38 @@ std::vector<std::string> pathMatrixLines(const TopoReport& r) {
   return out;
 }
 
+std::vector<std::string> searchLines(const TopoReport& r) {
+  std::vector<std::string> out;
+  const TopoSearchResult& s = r.rings;
+  if (s.ring.channels.empty()) return out;
+  searchGraphLines(r.graph, s.ring, &out);
+  searchGraphLines(r.graph, s.tree, &out);
+  return out;
+}
+
 std::vector<std::string> channelLines(const TopoReport& r, bool withTrees) {
   std::vector<std::string> out;
   const TopoSearchResult& s = r.rings;
   if (!s.explanation.empty()) out.push_back("Search: " + s.explanation);
   if (s.channels.empty()) return out;
   int n = static_cast<int>(s.channels.size());
-  out.push_back(strFormat("Pattern 4, crossNic 0, nChannels %d, bw %.1f/%.1f, type %s/%s, sameChannels 0, nodes %d", n,
-                          s.bwGBs, s.bwGBs, pathTypeName(s.typeIntra), pathTypeName(s.typeInter), s.nNodes));
   for (int c = 0; c < n; ++c) {
-    std::string line = strFormat("Channel %02d/%02d :", c, n);
-    for (int rank : ringRanks(r.graph, s, c)) line += strFormat(" %d", rank);
-    out.push_back(line + channelPorts(r.graph, s.channels[static_cast<size_t>(c)]));
+    std::string line = strFormat("Channel %02d/%02d : ", c, n);
+    for (int rank : ringRanks(r.graph, s, c)) line += strFormat(" %3d", rank);
+    out.push_back(line);
   }
   if (!withTrees) return out;
-  for (int c = 0; c < n; ++c) {
-    std::string line = strFormat("Trees [%d] tree %d :", c, c % 2);
-    for (const TopoTreeLinks& t : treeLinks(r.graph, s, c)) {
+  // NCCL's per-rank form: every channel's down0/down1/down2->rank->up.
+  std::vector<std::vector<TopoTreeLinks>> trees;
+  for (int c = 0; c < n; ++c) trees.push_back(treeLinks(r.graph, s, c));
+  int nranks = static_cast<int>(trees.front().size());
+  for (int rank = 0; rank < nranks; ++rank) {
+    std::string line = strFormat("[%d] Trees", rank);
+    for (int c = 0; c < n; ++c) {
+      const TopoTreeLinks& t = trees[static_cast<size_t>(c)][static_cast<size_t>(rank)];
       int d[3] = {-1, -1, -1};
       for (size_t k = 0; k < t.down.size() && k < 3; ++k) d[k] = t.down[k];
-      line += strFormat(" %d/%d/%d->%d->%d", d[0], d[1], d[2], t.rank, t.up);
+      line += strFormat(" [%d] %d/%d/%d->%d->%d", c, d[0], d[1], d[2], t.rank, t.up);
     }
     out.push_back(line);
   }
@@ -218,17 +242,22 @@ std::string reportJson(const TopoReport& r) {
   const TopoSearchResult& s = r.rings;
   j += strFormat(
       "  ],\n  \"search\": {\"nodes\": %d, \"bw_per_channel_gbs\": %g, \"type_intra\": \"%s\", "
-      "\"type_inter\": \"%s\", \"explanation\": %s, \"channels\": [\n",
-      s.nNodes, s.bwGBs, pathTypeName(s.typeIntra), pathTypeName(s.typeInter), jsonString(s.explanation).c_str());
+      "\"type_inter\": \"%s\", \"explanation\": %s, \"ring_pattern\": %d, \"tree_pattern\": %d, "
+      "\"channels\": [\n",
+      s.nNodes, s.bwGBs, pathTypeName(s.typeIntra), pathTypeName(s.typeInter), jsonString(s.explanation).c_str(),
+      s.ring.pattern, s.tree.pattern);
   for (size_t c = 0; c < s.channels.size(); ++c) {
     const TopoChannel& ch = s.channels[c];
-    std::vector<int> devs;
+    std::vector<int> devs, treeDevs;
     for (int gpu : ch.gpus) devs.push_back(g.nodes[static_cast<size_t>(gpu)].gpu.dev);
+    for (int gpu : s.treeChannels[c].gpus) treeDevs.push_back(g.nodes[static_cast<size_t>(gpu)].gpu.dev);
     std::string netIn = ch.netIn >= 0 ? jsonString(shortName(g.nodes[static_cast<size_t>(ch.netIn)])) : "null";
     std::string netOut = ch.netOut >= 0 ? jsonString(shortName(g.nodes[static_cast<size_t>(ch.netOut)])) : "null";
-    j += strFormat("    {\"gpus\": [%s], \"ring_ranks\": [%s], \"net_in\": %s, \"net_out\": %s}%s\n",
-                   joinInts(devs, ", ").c_str(), joinInts(ringRanks(g, s, static_cast<int>(c)), ", ").c_str(),
-                   netIn.c_str(), netOut.c_str(), c + 1 < s.channels.size() ? "," : "");
+    j += strFormat(
+        "    {\"gpus\": [%s], \"ring_ranks\": [%s], \"net_in\": %s, \"net_out\": %s, \"tree_gpus\": [%s], "
+        "\"tree\": %d}%s\n",
+        joinInts(devs, ", ").c_str(), joinInts(ringRanks(g, s, static_cast<int>(c)), ", ").c_str(), netIn.c_str(),
+        netOut.c_str(), joinInts(treeDevs, ", ").c_str(), s.treeIndex[c], c + 1 < s.channels.size() ? "," : "");
   }
   j += "  ]},\n  \"allreduce\": [\n";
   for (size_t i = 0; i < r.predictions.size(); ++i) {

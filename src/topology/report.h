@@ -32,9 +32,12 @@ std::vector<std::string> summaryLines(const TopoGraph& graph);
 std::vector<std::string> graphLines(const TopoGraph& graph);
 // GPUs and ports against GPUs and ports: "NVL/240" (type / bandwidth GB/s).
 std::vector<std::string> pathMatrixLines(const TopoReport& report);
-// NCCL's "Pattern 4, crossNic 0, nChannels 8, bw 24.0/24.0, type NVL/PIX" line, each
-// channel's ring over global ranks ("Channel 00/08 : 0 1 2 ..." with the ports used), and
-// each channel's trees ("Trees [0] 1/-1/-1->0->-1" per rank).
+// NCCL's GRAPH lines of the two searches (rings, then trees): "Pattern 4, crossNic 0,
+// nChannels 12, bw 20.000000/20.000000, type NVL/PIX, sameChannels 1" and each searched
+// channel, " 0 : NET/0 GPU/0 GPU/1 ... NET/0" (GPUs by rank on their node, ports by number).
+std::vector<std::string> searchLines(const TopoReport& report);
+// NCCL's INIT lines: every channel's ring over global ranks from rank 0 ("Channel 00/24 :
+// 0 1 2 ..."), then every rank's trees ("[0] Trees [0] 1/-1/-1->0->-1 [1] ...").
 std::vector<std::string> channelLines(const TopoReport& report, bool withTrees = true);
 // "AllReduce   1 MiB : Ring/Simple on 8 channels, predicted busBw 190.2 GB/s".
 std::vector<std::string> predictionLines(const TopoReport& report);

@@ -3,6 +3,7 @@
 list(APPEND BRAID_SOURCES
   topology/detect.cc
   topology/graph.cc
+  topology/graph_xml.cc
   topology/hwloc_source.cc
   topology/model.cc
   topology/nccl_xml.cc
@@ -12,8 +13,11 @@ list(APPEND BRAID_SOURCES
   topology/placement.cc
   topology/report.cc
   topology/search.cc
+  topology/search_engine.cc
+  topology/search_system.cc
   topology/sysfs_nics.cc
   topology/xml.cc
+  topology/xml_attrs.cc
 )
 find_package(LibXml2 REQUIRED)
 find_package(PkgConfig REQUIRED)

@@ -175,6 +175,17 @@ Status readTextFile(const std::string& path, std::string* text) {
   return okStatus();
 }
 
+Status writeTextFile(const std::string& path, const std::string& text, const char* what) {
+  FILE* file = std::fopen(path.c_str(), "w");
+  if (!file) return BRAID_ERROR(ncclSystemError, "%s: cannot write the %s: %s", path.c_str(), what, strerror(errno));
+  size_t written = std::fwrite(text.data(), 1, text.size(), file);
+  bool closed = std::fclose(file) == 0;
+  if (written != text.size() || !closed) {
+    return BRAID_ERROR(ncclSystemError, "%s: cannot write the %s (disk full?)", path.c_str(), what);
+  }
+  return okStatus();
+}
+
 Status parseXmlFile(const std::string& path, XmlElement* root) {
   std::string text;
   BRAID_CHECK(readTextFile(path, &text));

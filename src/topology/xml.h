@@ -30,6 +30,8 @@ Status parseXml(const std::string& text, const std::string& sourceName, XmlEleme
 Status parseXmlFile(const std::string& path, XmlElement* root);
 // Reads a whole file (at most kMaxXmlBytes) into `text`.
 Status readTextFile(const std::string& path, std::string* text);
+// Writes `text` to `path` (replacing it); `what` names the contents in errors ("topology").
+Status writeTextFile(const std::string& path, const std::string& text, const char* what);
 // Serialises with two-space indentation and an XML declaration-free header, as NCCL writes.
 std::string writeXml(const XmlElement& root);
 

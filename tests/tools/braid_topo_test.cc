@@ -22,17 +22,32 @@ CommandResult topo(std::vector<std::string> args) {
   return runCommand(args, 60);
 }
 
+// Runs of spaces count as one: NCCL pads ranks in its channel lines ("Channel 00/02 :    0   1").
+std::string squeezed(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == ' ' && !out.empty() && out.back() == ' ') continue;
+    out += c;
+  }
+  return out;
+}
+bool containsWords(const std::string& text, const std::string& part) {
+  return squeezed(text).find(squeezed(part)) != std::string::npos;
+}
+
 TEST(BraidTopo, PrintsGraphPathsChannelsAndPredictions) {
   CommandResult r = topo({"--xml", fixture("dgx_a100.xml"), "--nodes", "2"});
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   EXPECT_TRUE(contains(r.out, "8 GPUs (sm 80), 8 NICs (8 ports), 4 PCI switches, NVSwitch")) << r.out;
   EXPECT_TRUE(contains(r.out, "Paths (type/GB/s)"));
   EXPECT_TRUE(contains(r.out, "NVL/240"));
-  EXPECT_TRUE(contains(r.out, "Pattern 4, crossNic 0, nChannels 8"));
-  // Channel 0 enters at GPU 0 and leaves from GPU 1: both beside mlx5_0 (rail-local).
-  EXPECT_TRUE(contains(r.out, "Channel 00/08 : 0 2 3 4 5 6 7 1 8 10 11 12 13 14 15 9 (in mlx5_0, out mlx5_0)"))
-      << r.out;
-  EXPECT_TRUE(contains(r.out, "Trees [0]"));
+  // NCCL's GRAPH lines: 8 searched channels at 24 GB/s (a 200 Gb/s port each), channel 0
+  // entering by NET/0 at GPU 0 and leaving from GPU 1, both beside mlx5_0 (rail-local).
+  EXPECT_TRUE(contains(r.out, "Pattern 4, crossNic 0, nChannels 8, bw 24.000000/24.000000, type NVL/PIX")) << r.out;
+  EXPECT_TRUE(contains(r.out, " 0 : NET/0 GPU/0 GPU/7 GPU/6 GPU/5 GPU/4 GPU/3 GPU/2 GPU/1 NET/0")) << r.out;
+  // Each channel used twice (the two trees across nodes), NCCL's INIT form.
+  EXPECT_TRUE(containsWords(r.out, "Channel 00/16 : 0 7 6 5 4 3 2 1 8 15 14 13 12 11 10 9")) << r.out;
+  EXPECT_TRUE(contains(r.out, "[0] Trees [0] 1/8/-1->0->-1")) << r.out;
   EXPECT_TRUE(contains(r.out, "AllReduce    1 GiB"));
 }
 
@@ -81,6 +96,65 @@ TEST(BraidTopo, DumpReloadsToTheSameOutput) {
   std::remove((dump + ".2").c_str());
 }
 
+std::string readAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// --dump-graph writes NCCL's graph XML; --graph reads it back and prints the same channels.
+TEST(BraidTopo, GraphDumpAndForcedGraph) {
+  std::string dump = ::testing::TempDir() + "braid_topo_graph_" + std::to_string(getpid()) + ".xml";
+  CommandResult first = topo({"--xml", fixture("dgx_a100.xml"), "--nodes", "2", "--dump-graph", dump});
+  ASSERT_EQ(first.exitCode, 0) << first.describe();
+  std::string xml = readAll(dump);
+  EXPECT_TRUE(contains(xml, "<graphs version=\"1\">")) << xml;
+  EXPECT_TRUE(contains(xml, "<graph id=\"0\" pattern=\"4\" crossnic=\"0\" nchannels=\"8\"")) << xml;
+  EXPECT_TRUE(contains(xml, "<net dev=\"0\"/>")) << xml;
+  CommandResult again = topo({"--xml", fixture("dgx_a100.xml"), "--nodes", "2", "--graph", dump});
+  ASSERT_EQ(again.exitCode, 0) << again.describe();
+  auto channels = [](const std::string& out) {
+    size_t from = out.find("Channels for");
+    return out.substr(from, out.find("Predicted") - from);
+  };
+  EXPECT_EQ(channels(again.out), channels(first.out));
+  std::remove(dump.c_str());
+
+  // A hand-written ring: one channel in reverse order, the trees still searched.
+  std::string forced = ::testing::TempDir() + "braid_topo_forced_" + std::to_string(getpid()) + ".xml";
+  {
+    std::ofstream out(forced);
+    out << "<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\" nchannels=\"1\">\n<channel><gpu dev=\"0\"/>"
+           "<gpu dev=\"3\"/><gpu dev=\"2\"/><gpu dev=\"1\"/></channel>\n</graph>\n</graphs>\n";
+  }
+  CommandResult r = topo({"--xml", fixture("pcie_4gpu_1nic.xml"), "--graph", forced});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(containsWords(r.out, "Channel 00/02 : 0 3 2 1")) << r.out;
+  // A GPU the topology lacks: an error naming the file and line.
+  {
+    std::ofstream out(forced);
+    out << "<graphs>\n<graph id=\"0\">\n<channel><gpu dev=\"9\"/></channel>\n</graph>\n</graphs>\n";
+  }
+  r = topo({"--xml", fixture("pcie_4gpu_1nic.xml"), "--graph", forced});
+  std::remove(forced.c_str());
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  EXPECT_TRUE(contains(r.err, forced + ":3: <gpu dev=\"9\">: no such GPU in the topology")) << r.err;
+}
+
+TEST(BraidTopo, CrossNicAndP2pLevel) {
+  // NCCL_CROSS_NIC=0: every channel leaves a node by the port it entered by.
+  CommandResult r = topo({"--xml", fixture("h100_nvlink4.xml"), "--nodes", "2", "--cross-nic", "0"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "Pattern 4, crossNic 0,")) << r.out;
+  // NCCL_P2P_LEVEL=LOC: GPU pairs through the CPU, the ring's worst hop PHB.
+  r = topo({"--xml", fixture("pcie_4gpu_1nic.xml"), "--p2p-level", "LOC"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "type PHB/PIX")) << r.out;
+  EXPECT_EQ(topo({"--p2p-level", "FAR"}).exitCode, 2);
+  EXPECT_EQ(topo({"--cross-nic", "3"}).exitCode, 2);
+}
+
 TEST(BraidTopo, HostOnlyMachine) {
   CommandResult r = topo({"--xml", fixture("host_only.xml")});
   ASSERT_EQ(r.exitCode, 0) << r.describe();
@@ -118,15 +192,17 @@ TEST(BraidTopo, BadOptions) {
 
 // The same lines in the INFO log of a communicator's init (NCCL_TOPO_FILE given).
 TEST(TopologyAtInit, InfoLogShowsTopologyRingsAndPredictions) {
-  CommandResult r = runCommand({"env", "NCCL_DEBUG=INFO", "NCCL_TOPO_FILE=" + fixture("dgx_a100.xml"), BRAIDRUN_PATH,
-                                "-n", "2", BRAID_HELLO_PATH},
-                               60);
+  // GRAPH: the search's lines, as NCCL prints them only for that subsystem.
+  CommandResult r =
+      runCommand({"env", "NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,GRAPH", "NCCL_TOPO_FILE=" + fixture("dgx_a100.xml"),
+                  BRAIDRUN_PATH, "-n", "2", BRAID_HELLO_PATH},
+                 60);
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   std::string all = r.out + r.err;
   EXPECT_TRUE(contains(all, "NCCL INFO Topology from " + fixture("dgx_a100.xml") + ": 2 CPUs, 8 GPUs")) << all;
-  EXPECT_TRUE(contains(all, "NCCL INFO Pattern 4, crossNic 0, nChannels 6")) << all;
-  EXPECT_TRUE(contains(all, "NCCL INFO Channel 00/06 : 0 1 2 3 4 5 6 7")) << all;
-  EXPECT_TRUE(contains(all, "NCCL INFO Trees [0]")) << all;
+  EXPECT_TRUE(contains(all, "NCCL INFO Pattern 4, crossNic 0, nChannels 12")) << all;
+  EXPECT_TRUE(containsWords(all, "NCCL INFO Channel 00/24 : 0 1 2 3 4 5 6 7")) << all;
+  EXPECT_TRUE(contains(all, "NCCL INFO [0] Trees [0] 1/-1/-1->0->-1")) << all;
   EXPECT_TRUE(contains(all, "predicted busBw")) << all;
 }
 
@@ -154,6 +230,43 @@ TEST(TopologyAtInit, DumpFileIsWritten) {
   text << in.rdbuf();
   std::remove(dump.c_str());
   EXPECT_TRUE(contains(text.str(), "<gpu dev=\"3\" sm=\"75\""));
+}
+
+// NCCL_GRAPH_DUMP_FILE writes the search (by NCCL_GRAPH_DUMP_FILE_RANK, default 0), and
+// NCCL_GRAPH_FILE forces it: the INIT log then shows the file's rings.
+TEST(TopologyAtInit, GraphDumpAndGraphFile) {
+  std::string dump = ::testing::TempDir() + "braid_graph_init_dump_" + std::to_string(getpid()) + ".xml";
+  CommandResult r = runCommand({"env", "NCCL_TOPO_FILE=" + fixture("pcie_4gpu_1nic.xml"),
+                                "NCCL_GRAPH_DUMP_FILE=" + dump, BRAIDRUN_PATH, "-n", "2", BRAID_HELLO_PATH},
+                               60);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::string xml = readAll(dump);
+  std::remove(dump.c_str());
+  EXPECT_TRUE(contains(xml, "<graph id=\"0\" pattern=\"4\"")) << xml;
+
+  std::string forced = ::testing::TempDir() + "braid_graph_init_forced_" + std::to_string(getpid()) + ".xml";
+  {
+    std::ofstream out(forced);
+    out << "<graphs version=\"1\"><graph id=\"0\" pattern=\"4\"><channel><gpu dev=\"0\"/><gpu dev=\"2\"/>"
+           "<gpu dev=\"1\"/><gpu dev=\"3\"/></channel></graph></graphs>\n";
+  }
+  r = runCommand({"env", "NCCL_DEBUG=INFO", "NCCL_TOPO_FILE=" + fixture("pcie_4gpu_1nic.xml"),
+                  "NCCL_GRAPH_FILE=" + forced, BRAIDRUN_PATH, "-n", "2", BRAID_HELLO_PATH},
+                 60);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(containsWords(r.out + r.err, "NCCL INFO Channel 00/02 : 0 2 1 3")) << r.describe();
+
+  // A graph file naming a GPU the topology lacks fails the init, naming file and line.
+  {
+    std::ofstream out(forced);
+    out << "<graphs>\n<graph id=\"0\">\n<channel><gpu dev=\"7\"/></channel></graph></graphs>\n";
+  }
+  r = runCommand({"env", "NCCL_TOPO_FILE=" + fixture("pcie_4gpu_1nic.xml"), "NCCL_GRAPH_FILE=" + forced, BRAIDRUN_PATH,
+                  "-n", "2", BRAID_HELLO_PATH},
+                 60);
+  std::remove(forced.c_str());
+  EXPECT_NE(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out + r.err, forced + ":3: <gpu dev=\"7\">: no such GPU in the topology")) << r.describe();
 }
 
 }  // namespace

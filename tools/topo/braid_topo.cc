@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/p2p_policy.h"
 #include "topology/detect.h"
+#include "topology/graph_xml.h"
 #include "topology/nccl_xml.h"
 #include "topology/nic_choice.h"
 #include "topology/placement.h"
@@ -22,9 +24,14 @@ const char kUsage[] =
     "usage: braid-topo [options]\n"
     "  --xml FILE      read FILE (NCCL topology XML, or an hwloc export) instead of this machine\n"
     "  --nodes N       rings and trees across N nodes like this one (default 1)\n"
-    "  --channels N    search at most N channels (1-64, default 16)\n"
-    "  --cross-nic     let a channel leave a node by another port than it entered by\n"
+    "  --channels N    use at most N channels, as NCCL_MAX_NCHANNELS (1-64, default 32)\n"
+    "  --cross-nic N   as NCCL_CROSS_NIC: 0 a channel leaves a node by the port it entered by,\n"
+    "                  1 by any, 2 (default) only when that finds more bandwidth\n"
+    "  --p2p-level L   as NCCL_P2P_LEVEL (LOC, NVL, PIX, PXB, PHB, SYS): GPU pairs farther apart\n"
+    "                  go through the CPU; LOC as NCCL_P2P_DISABLE=1\n"
     "  --no-pxn        no PXN paths (GPU -> NVLink peer -> its NIC)\n"
+    "  --graph FILE    use the rings and trees of FILE (NCCL's graph XML, as NCCL_GRAPH_FILE)\n"
+    "  --dump-graph F  write the rings and trees in NCCL's graph XML (what NCCL_GRAPH_DUMP_FILE writes)\n"
     "  --algo S        restrict algorithms as NCCL_ALGO does (e.g. ring, tree)\n"
     "  --proto S       restrict protocols as NCCL_PROTO does (e.g. simple, ll)\n"
     "  --dump FILE     write the topology in NCCL's XML format (what NCCL_TOPO_FILE reads)\n"
@@ -35,11 +42,12 @@ const char kUsage[] =
     "  --help          this text\n";
 
 struct Options {
-  std::string xml, dump, algo, proto, sysfs = "/sys", cpus;
+  std::string xml, dump, algo, proto, sysfs = "/sys", cpus, graph, dumpGraph, p2pLevel;
   int nodes = 1;
   int localRank = 0;
-  int channels = 16;
-  bool json = false, pxn = true, crossNic = false;
+  int channels = 32;
+  int crossNic = 2;
+  bool json = false, pxn = true;
 };
 
 bool parseCount(const char* text, int lo, int hi, int* out) {
@@ -68,15 +76,23 @@ int parseArgs(int argc, char** argv, Options* o) {
     } else if (a == "--no-pxn") {
       o->pxn = false;
     } else if (a == "--cross-nic") {
-      o->crossNic = true;
-    } else if (a == "--xml" || a == "--dump" || a == "--algo" || a == "--proto" || a == "--sysfs" || a == "--cpus") {
       if (!value(&v)) return 1;
-      std::string* target = a == "--xml"     ? &o->xml
-                            : a == "--dump"  ? &o->dump
-                            : a == "--algo"  ? &o->algo
-                            : a == "--proto" ? &o->proto
-                            : a == "--cpus"  ? &o->cpus
-                                             : &o->sysfs;
+      if (!parseCount(v, 0, 2, &o->crossNic)) {
+        std::fprintf(stderr, "braid-topo: --cross-nic %s: expected 0, 1 or 2\n", v);
+        return 1;
+      }
+    } else if (a == "--xml" || a == "--dump" || a == "--algo" || a == "--proto" || a == "--sysfs" || a == "--cpus" ||
+               a == "--graph" || a == "--dump-graph" || a == "--p2p-level") {
+      if (!value(&v)) return 1;
+      std::string* target = a == "--xml"          ? &o->xml
+                            : a == "--dump"       ? &o->dump
+                            : a == "--algo"       ? &o->algo
+                            : a == "--proto"      ? &o->proto
+                            : a == "--cpus"       ? &o->cpus
+                            : a == "--graph"      ? &o->graph
+                            : a == "--dump-graph" ? &o->dumpGraph
+                            : a == "--p2p-level"  ? &o->p2pLevel
+                                                  : &o->sysfs;
       *target = v;
     } else if (a == "--local-rank") {
       if (!value(&v)) return 1;
@@ -197,6 +213,26 @@ int main(int argc, char** argv) {
   search.nNodes = o.nodes;
   search.maxChannels = o.channels;
   search.crossNic = o.crossNic;
+  if (!o.p2pLevel.empty()) {
+    braid::PathType level = braid::PathType::LOC;
+    if (!braid::parseP2pLevel(o.p2pLevel, &level)) {
+      std::fprintf(stderr, "braid-topo: --p2p-level %s: expected LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB or SYS\n",
+                   o.p2pLevel.c_str());
+      return 2;
+    }
+    search.p2pLevel = static_cast<int>(level);
+  }
+  std::vector<braid::SearchGraph> forced;
+  if (!o.graph.empty()) {
+    std::vector<std::string> notes;
+    s = braid::readNcclGraphFile(o.graph, graph, &forced, &notes);
+    if (!s.ok()) {
+      std::fprintf(stderr, "braid-topo: %s\n", s.message().c_str());
+      return 1;
+    }
+    for (const std::string& n : notes) graph.notes.push_back("graph file: " + n);
+    search.forced = &forced;
+  }
   braid::PathOptions pathOptions;
   pathOptions.pxn = o.pxn;
   braid::TopoReport report;
@@ -205,6 +241,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "braid-topo: %s\n", s.message().c_str());
     return 1;
   }
+  if (!o.dumpGraph.empty()) {
+    if (report.rings.ring.channels.empty()) {
+      std::fprintf(stderr, "braid-topo: --dump-graph: no rings to write (%s)\n", report.rings.explanation.c_str());
+      return 1;
+    }
+    s = braid::writeNcclGraphFile(report.graph, report.rings, o.dumpGraph);
+    if (!s.ok()) {
+      std::fprintf(stderr, "braid-topo: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
   if (o.json) {
     std::fputs(braid::reportJson(report).c_str(), stdout);
     return 0;
@@ -212,6 +259,7 @@ int main(int argc, char** argv) {
   for (const std::string& line : braid::summaryLines(report.graph)) std::printf("%s\n", line.c_str());
   printSection("Graph (node : link type/GB/s -> node)", braid::graphLines(report.graph));
   printSection("Paths (type/GB/s)", braid::pathMatrixLines(report));
+  printSection("Search (NCCL's GRAPH lines: rings, then trees)", braid::searchLines(report));
   printSection(braid::strFormat("Channels for %d node(s)", o.nodes).c_str(), braid::channelLines(report));
   printSection("Predicted AllReduce bus bandwidth", braid::predictionLines(report));
   if (!o.cpus.empty()) {
@@ -219,5 +267,6 @@ int main(int argc, char** argv) {
                  placementLines(report.graph, cpus, o.localRank));
   }
   if (!o.dump.empty()) std::printf("\nWrote %s\n", o.dump.c_str());
+  if (!o.dumpGraph.empty()) std::printf("\nWrote %s\n", o.dumpGraph.c_str());
   return 0;
 }

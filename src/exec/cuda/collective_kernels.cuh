@@ -73,7 +73,8 @@ __global__ void __launch_bounds__(kDeviceThreads, 1) collectiveKernel(const __gr
   } else if constexpr (kSchedule == DeviceSchedule::RingReduceScatter) {
     ok = ringReduceScatter<CudaExec, Proto, T, Fn>(exec, fn, ch.ring, share, args.segment, send, recv);
   } else {
-    ok = ringReduce<CudaExec, Proto, T, Fn>(exec, fn, ch.ring, share, args.rootIndex, send, recv);
+    const int rootIndex = ringIndexOf(ch.ring.order, ch.ring.nranks, args.root);
+    ok = ringReduce<CudaExec, Proto, T, Fn>(exec, fn, ch.ring, share, rootIndex, send, recv);
   }
   reportScheduleFailure(exec, ok);
 }
@@ -90,7 +91,8 @@ __global__ void __launch_bounds__(kDeviceThreads, 1) dataKernel(const __grid_con
   auto* recv = static_cast<uint8_t*>(args.recv);
   bool ok;
   if constexpr (kBroadcast) {
-    ok = ringBroadcast<CudaExec, Proto, uint8_t, Fn>(exec, Fn(), ch.ring, share, args.rootIndex, send, recv);
+    const int rootIndex = ringIndexOf(ch.ring.order, ch.ring.nranks, args.root);
+    ok = ringBroadcast<CudaExec, Proto, uint8_t, Fn>(exec, Fn(), ch.ring, share, rootIndex, send, recv);
   } else {
     ok = ringAllGather<CudaExec, Proto, uint8_t, Fn>(exec, Fn(), ch.ring, share, args.segment, send, recv);
   }

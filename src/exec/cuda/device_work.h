@@ -42,7 +42,7 @@ struct DeviceCollArgs {
   const DeviceChannel* channels;  // indexed by blockIdx.x
   ShareGeometry geometry;
   uint64_t segment;    // per-rank extent (AllGather, ReduceScatter)
-  int32_t rootIndex;   // ring position of the root (Broadcast, Reduce)
+  int32_t root;        // rank of the root (Broadcast, Reduce): its ring position differs by channel
   uint64_t opArg;      // PreMulSum scalar bits or SumPostDiv divisor
   const void* scalar;  // PreMulSum with ncclScalarDevice: read when the kernel runs; else null
   DeviceRun run;

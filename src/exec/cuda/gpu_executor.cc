@@ -37,12 +37,17 @@ class DeviceTables {
     return DeviceAllocation::create(sizeof(DeviceChannel) * kMaxDeviceChannels, device, &channels_);
   }
 
-  Status setRingOrder(const std::vector<int>& order) {
-    if (ringOrder_.data()) return okStatus();  // a communicator's ring order never changes
-    BRAID_CHECK(DeviceAllocation::create(order.size() * sizeof(int), device_, &ringOrder_));
-    return copyToDeviceNow(ringOrder_.data(), order.data(), order.size() * sizeof(int), device_);
+  // The device copy of a channel's ring order (each channel has its own; a channel's never
+  // changes once set).
+  Status ringOrder(int channel, const std::vector<int>& order, const int** out) {
+    DeviceAllocation& copy = ringOrders_[static_cast<size_t>(channel)];
+    if (!copy.data()) {
+      BRAID_CHECK(DeviceAllocation::create(order.size() * sizeof(int), device_, &copy));
+      BRAID_CHECK(copyToDeviceNow(copy.data(), order.data(), order.size() * sizeof(int), device_));
+    }
+    *out = reinterpret_cast<const int*>(copy.data());
+    return okStatus();
   }
-  const int* ringOrder() const { return reinterpret_cast<const int*>(ringOrder_.data()); }
 
   // The device address of a connector's device view, uploaded on first use.
   Status sendView(Connector* c, SendConn** out) { return view(c, out); }
@@ -89,7 +94,7 @@ class DeviceTables {
 
   int device_ = -1;
   DeviceAllocation channels_;
-  DeviceAllocation ringOrder_;
+  DeviceAllocation ringOrders_[kMaxDeviceChannels];
   std::vector<DeviceAllocation> slabs_;
   size_t used_ = 0;
   std::map<const Connector*, void*> views_;
@@ -134,7 +139,6 @@ class CudaGpuExecutor : public GpuExecutor {
   ~CudaGpuExecutor() override;
 
   Status init();
-  Status setRingOrder(const std::vector<int>& order) override { return tables_.setRingOrder(order); }
   Status setChannel(int channel, const GpuChannelConnectors& connectors) override;
   Status launch(GpuBatch& batch) override;
   bool drain(double seconds) override;
@@ -250,9 +254,12 @@ Status CudaGpuExecutor::setChannel(int channel, const GpuChannelConnectors& in) 
   BRAID_CHECK(scope.enter(config_.cudaDev));
   DeviceChannel ch;
   if (in.ringSend && in.ringRecv) {
+    if (!in.ringOrder || static_cast<int>(in.ringOrder->size()) != in.nranks) {
+      return BRAID_ERROR(ncclInternalError, "channel %d has no ring order of %d ranks", channel, in.nranks);
+    }
     ch.ring.nranks = in.nranks;
     ch.ring.index = in.ringIndex;
-    ch.ring.order = tables_.ringOrder();
+    BRAID_CHECK(tables_.ringOrder(channel, *in.ringOrder, &ch.ring.order));
     BRAID_CHECK(tables_.sendView(in.ringSend, &ch.ring.next));
     BRAID_CHECK(tables_.recvView(in.ringRecv, &ch.ring.prev));
     noteConnector(in.ringSend);
@@ -343,7 +350,7 @@ Status CudaGpuExecutor::launchColl(const GpuColl& c, cudaStream_t stream) {
   args.channels = tables_.channels();
   args.geometry = c.geometry;
   args.segment = c.segment;
-  args.rootIndex = c.rootIndex;
+  args.root = c.root;
   args.opArg = c.opArg;
   args.scalar = c.scalar;
   args.run = deviceRun();

@@ -68,7 +68,7 @@ struct GpuColl {
   void* recv = nullptr;
   ShareGeometry geometry;
   size_t segment = 0;
-  int rootIndex = 0;
+  int root = 0;  // Broadcast, Reduce: each channel finds its place in that channel's ring
   int nChannels = 1;
   bool oneRank = false;  // the communicator has one rank: a copy, or a local kernel
   size_t count = 0;      // elements (one-rank reductions)
@@ -107,6 +107,7 @@ struct GpuChannelConnectors {
   Connector* ringSend = nullptr;
   Connector* ringRecv = nullptr;
   int ringIndex = 0;
+  const std::vector<int>* ringOrder = nullptr;  // the channel's ring: user rank at each position
   int nranks = 1;
   Connector* treeUpSend = nullptr;
   Connector* treeUpRecv = nullptr;
@@ -119,9 +120,8 @@ class GpuExecutor {
   static Status create(GpuExecutorConfig config, std::unique_ptr<GpuExecutor>* out);
   virtual ~GpuExecutor() = default;
 
-  // The device copies of the ring order and of a channel's connections (made on the
-  // calling thread, blocking; entries already in use by kernels never change).
-  virtual Status setRingOrder(const std::vector<int>& order) = 0;
+  // The device copy of a channel's ring order and connections (made on the calling
+  // thread, blocking; entries already in use by kernels never change).
   virtual Status setChannel(int channel, const GpuChannelConnectors& connectors) = 0;
   // Enqueues a batch on its streams.
   virtual Status launch(GpuBatch& batch) = 0;

@@ -24,6 +24,15 @@ struct RingSchedule {
   SendConn* next = nullptr;    // to order[index + 1]
 };
 
+// The position of `rank` in a ring order of `n` ranks (0 when it is not there): each
+// channel's ring has its own order, so a root's position is found per channel.
+BRAID_HD inline int ringIndexOf(const int* order, int n, int rank) {
+  for (int i = 0; i < n; ++i) {
+    if (order[i] == rank) return i;
+  }
+  return 0;
+}
+
 struct TreeSchedule {
   SendConn* upSend = nullptr;                 // to the parent (reduce); null at the root
   RecvConn* upRecv = nullptr;                 // from the parent (broadcast); null at the root

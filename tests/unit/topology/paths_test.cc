@@ -117,11 +117,12 @@ TEST(TopologyPaths, NvlinkThroughAGpuIsNvb) {
 }
 
 // A Grace Hopper-style GPU reaches its CPU over C2C, and a NIC on the CPU's PCIe as P2C.
+// NVML gives the C2C bandwidth per link in MB/s, and so does NCCL's <c2c bw>.
 TEST(TopologyPaths, C2cAndP2c) {
   TopoGraph g;
   ASSERT_TRUE(loadText("<system version=\"1\"><cpu numaid=\"0\" arch=\"arm64\">"
                        "<pci busid=\"0009:01:00.0\" class=\"0x030200\" link_speed=\"32 GT/s\" link_width=\"16\">"
-                       "<gpu dev=\"0\" sm=\"90\"><c2c bw=\"45\" count=\"10\"/></gpu></pci>"
+                       "<gpu dev=\"0\" sm=\"90\"><c2c bw=\"45000\" count=\"10\"/></gpu></pci>"
                        "<pci busid=\"0000:01:00.0\" class=\"0x020700\" link_speed=\"32 GT/s\" link_width=\"16\">"
                        "<nic><net name=\"mlx5_0\" dev=\"0\" speed=\"400000\" port=\"1\"/></nic></pci>"
                        "</cpu></system>",
@@ -130,6 +131,11 @@ TEST(TopologyPaths, C2cAndP2c) {
   TopoPaths p(g);
   EXPECT_EQ(gpuNetPath(g, p, 0, "mlx5_0"), PathType::P2C);
   EXPECT_DOUBLE_EQ(p.path(gpuNode(g, 0), netNode(g, "mlx5_0")).bwGBs, 48.0);
+  for (int l : g.nodes[static_cast<size_t>(gpuNode(g, 0))].links) {
+    if (g.links[static_cast<size_t>(l)].type == TopoLinkType::C2c) {
+      EXPECT_DOUBLE_EQ(g.links[static_cast<size_t>(l)].bwGBs, 450.0);
+    }
+  }
 }
 
 }  // namespace
