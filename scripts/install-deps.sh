@@ -19,6 +19,10 @@ packages=(
   # its C++ API, and what the extension and examples/ddp_digits.py build and run with.
   # About 800 MB installed; without them that part is skipped (docs/pytorch.md).
   python3-torch libtorch-dev python3-dev pybind11-dev python3-sklearn
+  # The virtual cluster (scripts/cluster, ctest -L cluster): Slurm's controller, node
+  # daemon and commands, munge, and Open MPI's mpirun. Their services are not started
+  # here: the harness starts its own, with its own configuration and key.
+  slurmd slurmctld slurm-client munge openmpi-bin
 )
 if [ "${1:-}" = "--rxe" ]; then
   # QEMU and an initramfs toolbox for the guest; the rxe provider of libibverbs.

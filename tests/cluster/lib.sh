@@ -5,7 +5,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cluster="$repo/scripts/cluster/cluster.sh"
 agent="$repo/scripts/cluster/rsh-agent.sh"
 test_name=$(basename "$0" .sh)
-test_start=$(date +%s.%N)
+test_start=$(date +%s%N)
 work=$(mktemp -d "/tmp/braid-cluster-test-$test_name.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -17,7 +17,10 @@ skip() {
   echo "SKIP: $test_name: $*"
   exit 77
 }
-elapsed() { echo "$(date +%s.%N) - $test_start" | bc | xargs printf '%.1f'; }
+elapsed() {
+  local ms=$((($(date +%s%N) - test_start) / 1000000))
+  printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
+}
 pass() {
   echo "PASS: $test_name in $(elapsed) s${1:+: $1}"
   exit 0
