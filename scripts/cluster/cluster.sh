@@ -154,6 +154,7 @@ cmd_status() {
 # or it would hold the lock for as long as it runs.
 if [ "${1:-}" = up ] || [ "${1:-}" = down ]; then
   require_root
+  mkdir -p "$(dirname "$cluster_lock")"
   exec 8>"$cluster_lock"
   flock 8
 fi
