@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Open MPI's mpirun across the hosts (rsh agent entering each host): braid-hello and
+# Open MPI's mpirun across the hosts, started on node1 as a user would from the first node
+# of an allocation (the rsh agent enters node2 as ssh would log in): braid-hello and
 # all_reduce_perf -c 1 on 2 hosts x 2 ranks with MASTER_ADDR=node1, then the digits
 # example the same way (skipped, saying so, without torch).
 . "$(dirname "$0")/lib.sh"
 require_cluster
 cd "$work"
 port=$((29000 + $$ % 500))
-mpirun=(timeout 150 mpirun --allow-run-as-root --mca plm_rsh_agent "$agent" -H node1:2,node2:2 -np 4
+mpirun=(timeout 150 "$cluster" exec node1 mpirun --allow-run-as-root --mca plm_rsh_agent "$agent" -H node1:2,node2:2 -np 4
   --map-by ppr:2:node -x MASTER_ADDR=node1 -x MASTER_PORT=$port -x NCCL_SOCKET_IFNAME=^ext0)
 "${mpirun[@]}" "$BRAID_HELLO" >hello 2>&1 || fail "mpirun braid-hello exited $?: $(tail -20 hello)"
 for r in 0 1; do expect_in hello "hello from rank $r/4 (local rank $r/2) on node1" "braid-hello"; done
