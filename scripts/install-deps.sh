@@ -23,6 +23,10 @@ packages=(
   # Python (scripts/python-venv.sh installs torch from PyPI into it) and the headers the
   # extension is compiled with.
   python3-venv python3-dev
+  # The virtual cluster (scripts/cluster, ctest -L cluster): Slurm's controller, node
+  # daemon and commands, munge, and Open MPI's mpirun. Their services are not started
+  # here: the harness starts its own, with its own configuration and key.
+  slurmd slurmctld slurm-client munge openmpi-bin
 )
 if [ "${1:-}" = "--rxe" ]; then
   # QEMU and an initramfs toolbox for the guest; the rxe provider of libibverbs.

@@ -154,10 +154,12 @@ Status Bootstrap::join(BootstrapConfig& config) {
 
 Status Bootstrap::reachRoot(BootstrapConfig& config, const UniqueIdContents& root, const std::string& rootName,
                             Deadline deadline, UniqueFd* fd) {
-  const InterfaceChoice& choice = config.interfaces;
   std::vector<SocketAddress> roots = root.rootAddresses();
   RootDial dial;
-  BRAID_CHECK(dialRoot(choice.ranked, roots, deadline, abort_, rootName, &dial));
+  BRAID_CHECK(dialRoot(config.interfaces, roots, deadline, abort_, rootName, config.relistInterfaces, &dial));
+  // The candidates as they were when the root answered (they may have been listed again).
+  config.interfaces = std::move(dial.interfaces);
+  const InterfaceChoice& choice = config.interfaces;
   const NetInterface& used = choice.ranked[dial.via];
   SocketAddress bindAddr = used.address;
   bindAddr.setPort(0);

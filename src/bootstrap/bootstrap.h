@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bootstrap/listener.h"
+#include "bootstrap/root_dial.h"
 #include "bootstrap/unique_id.h"
 #include "bootstrap/wire.h"
 #include "util/net_interfaces.h"
@@ -26,6 +27,9 @@ struct BootstrapConfig {
   // Where this rank may listen, best first, and why in that order: it listens on the first
   // whose address reaches its root (root_dial.h) and advertises that address.
   InterfaceChoice interfaces;
+  // Lists `interfaces` anew while the root cannot be reached (the host's network may come
+  // up, or change, after the rank started); empty: the list above is all there is.
+  CandidateLister relistInterfaces;
   PeerInfo self;               // this rank's description (rank and address filled in here)
   bool serveRootHere = false;  // NCCL_COMM_ID on rank 0: this rank's process runs the root
   // What protects every connection of this communicator (TLS when encryption is on); the

@@ -16,8 +16,18 @@
 // be another host's).
 // Candidates whose path fails are retried in later rounds only while no candidate has
 // proved itself.
+//
+// The host's interfaces may change while the rank waits: a node whose network comes up a
+// moment after the job started lists only loopback at first, and an address may vanish
+// between the listing and the dial (a link that flaps). While no candidate has proved the
+// path, the candidates are listed again (through `relist`, the caller's own choice): once
+// after the first round in which every route failed, then whenever the kernel reports a
+// change of links or addresses (util/interface_watch.h), at most every kMinRelistMs, or
+// every kRelistFallbackMs where the kernel's reports cannot be had. A changed set is
+// logged at INFO (what appeared, what went) and dialled from scratch.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,16 +41,29 @@ namespace braid {
 // Long enough for a SYN lost once (Linux resends after 1 s), short enough that a blocked
 // first interface and a working second one still join within a few seconds.
 constexpr double kRootAttemptSeconds = 2;
+// Listing the interfaces costs a netlink dump and a few sysfs reads: a burst of changes
+// (a link up, then its addresses) is listed once.
+constexpr int kMinRelistMs = 100;
+// Without the kernel's change reports, how often the candidates are listed again.
+constexpr int kRelistFallbackMs = 1000;
+
+// Lists the candidates anew, ranked as the first time (bootstrap_interface.h).
+using CandidateLister = std::function<Status(InterfaceChoice*)>;
 
 struct RootDial {
   UniqueFd fd;                        // connected to the root
-  size_t via = 0;                     // index of the candidate that reached it
+  InterfaceChoice interfaces;         // the candidates when it connected (relisting may have changed them)
+  size_t via = 0;                     // index in interfaces.ranked of the candidate that reached it
   size_t root = 0;                    // index of the root address it reached
   std::vector<std::string> failures;  // "ib0 (203.0.113.2, IPoIB): no answer within 2 s ...", in the order tried
 };
 
 // `rootName` names the root in messages. On failure the message lists every candidate and
-// what happened to it.
+// what happened to it. Without `relist`, the candidates are the ones given throughout.
+Status dialRoot(const InterfaceChoice& candidates, const std::vector<SocketAddress>& roots, Deadline deadline,
+                const AbortFlag* abort, const std::string& rootName, const CandidateLister& relist, RootDial* out);
+
+// The same for a fixed list of candidates (no relisting).
 Status dialRoot(const std::vector<NetInterface>& candidates, const std::vector<SocketAddress>& roots, Deadline deadline,
                 const AbortFlag* abort, const std::string& rootName, RootDial* out);
 

@@ -106,7 +106,12 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
              comm->commHash);
 
   BootstrapConfig boot;
-  BRAID_CHECK(rankBootstrapInterfaces(readSocketSettings(), myRoot.root, &boot.interfaces));
+  SocketSettings socketSettings = readSocketSettings();
+  BRAID_CHECK(rankBootstrapInterfaces(socketSettings, myRoot.root, &boot.interfaces));
+  SocketAddress rootAddress = myRoot.root;
+  boot.relistInterfaces = [socketSettings, rootAddress](InterfaceChoice* choice) {
+    return rankBootstrapInterfaces(socketSettings, rootAddress, choice);
+  };
   boot.rank = request.rank;
   boot.nranks = request.nranks;
   boot.ids = request.ids;

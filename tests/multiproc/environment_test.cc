@@ -40,13 +40,6 @@ std::vector<ChildResult> runWithEnv(const std::string& scenario, int n, const st
   return runScenario(scenario, n, args, 60, [&](int) { return env; });
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST(Environment, InfoLinesFollowNcclsFormat) {
   auto results = runWithEnv("init_and_report", 2, {idToArg(freshId()), "2"}, {{"NCCL_DEBUG", "INFO"}});
   expectAllSucceeded(results);

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "child_process.h"
@@ -19,6 +21,14 @@ namespace braid::test {
 // How long a communicator scenario may run before the harness kills its children: far
 // above what a healthy one takes, so only a hang reaches it.
 inline constexpr double kScenarioSeconds = 60;
+
+// A whole file as text (empty when it cannot be read).
+inline std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 inline std::string idToArg(const ncclUniqueId& id) { return toHex(&id, sizeof(id)); }
 inline ncclUniqueId argToId(const std::string& arg) {

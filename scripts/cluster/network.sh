@@ -1,0 +1,116 @@
+# The cluster's network: one network namespace per host, each joined to a bridge in the
+# root namespace by a veth pair, shaped by tc, and optionally a first interface that
+# reaches nothing. Each host also gets its own hostname and /etc/hosts (a UTS and a mount
+# namespace kept by a holder process). Sourced by cluster.sh.
+
+# Link shaping on one end of a veth: a token bucket for the rate and, where the kernel has
+# netem, a fixed delay before it.
+shape_link() {
+  local netns_args=$1 dev=$2 rate=$3 delay=$4
+  # shellcheck disable=SC2086  # netns_args is empty or "-n NAME"
+  if [ -n "$delay" ]; then
+    ip $netns_args link set "$dev" up
+    tc $netns_args qdisc add dev "$dev" root handle 1: netem delay "$delay" ||
+      cluster_die "tc netem (for --delay) is not available in this kernel (CONFIG_NET_SCH_NETEM)"
+    [ -z "$rate" ] || tc $netns_args qdisc add dev "$dev" parent 1: handle 2: tbf rate "$rate" burst 1mb latency 50ms
+  elif [ -n "$rate" ]; then
+    tc $netns_args qdisc add dev "$dev" root tbf rate "$rate" burst 1mb latency 50ms
+  fi
+}
+
+# /etc/hosts of every host: the machine's localhost lines, the hosts and the controller.
+write_hosts_file() {
+  local n=$1 i
+  {
+    echo "127.0.0.1 localhost"
+    echo "::1 localhost ip6-localhost ip6-loopback"
+    for i in $(seq 1 "$n"); do echo "$cluster_subnet.$i node$i"; done
+    echo "$cluster_controller_ip $(hostname -s) braid-controller"
+  } >"$cluster_dir/etc-hosts"
+}
+
+# Starts host `name`'s holder: a process in the host's network namespace and in UTS and
+# mount namespaces of its own, where the hostname is set, /etc/hosts is the cluster's, and
+# /sys is a sysfs of this network namespace (so that /sys/class/net shows the host's own
+# interfaces) with the machine's cgroup hierarchy mounted back (slurmd needs it).
+start_holder() {
+  local name=$1 dir="$cluster_dir/hosts/$1"
+  mkdir -p "$dir/cgroup"
+  nsenter --net="/var/run/netns/$(netns_of "$name")" unshare --uts --mount --propagation private \
+    bash -c '
+      set -e
+      hostname "$1"
+      mount --bind "$2/etc-hosts" /etc/hosts
+      mount --rbind /sys/fs/cgroup "$3/cgroup"
+      mount -t sysfs sysfs /sys
+      mount --rbind "$3/cgroup" /sys/fs/cgroup
+      umount -l "$3/cgroup"
+      echo $$ >"$3/holder.pid"
+      exec -a "braid-cluster-host-$1" sleep infinity' _ "$name" "$cluster_dir" "$dir" </dev/null >"$dir/holder.log" 2>&1 8>&- &
+  local i
+  for i in $(seq 1 100); do
+    holder_pid "$name" >/dev/null && return 0
+    kill -0 $! 2>/dev/null || break
+    sleep 0.05
+  done
+  cluster_die "host $name did not start: $(cat "$dir/holder.log")"
+}
+
+# net_up N RATE DELAY BLOCKED_HOSTS: the bridge, N hosts, their links and holders.
+net_up() {
+  local n=$1 rate=$2 delay=$3 blocked=" $4 " i name ns root_end
+  ip link add "$cluster_bridge" type bridge
+  ip addr add "$cluster_controller_ip/24" dev "$cluster_bridge"
+  ip link set "$cluster_bridge" up
+  write_hosts_file "$n"
+  for i in $(seq 1 "$n"); do
+    name=node$i ns=$(netns_of "node$i") root_end=${cluster_prefix}-h$i
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+    if [[ "$blocked" == *" $name "* ]]; then
+      # The host's first interface (ext0: the lowest index, first in `hostname -I`) leads
+      # nowhere: a veth pair inside the host, ARP off, its far end without an address.
+      # What is sent through it vanishes, as behind a firewall that drops. The cluster
+      # link stays eth0 on every host, so that one NCCL_SOCKET_IFNAME fits them all.
+      ip -n "$ns" link add ext0 type veth peer name ext0p
+      ip -n "$ns" link set ext0 arp off
+      ip -n "$ns" addr add "$blocked_subnet.$i/24" dev ext0
+      ip -n "$ns" link set ext0p up
+      ip -n "$ns" link set ext0 up
+    fi
+    ip link add "$root_end" type veth peer name "${cluster_prefix}-t$i"
+    ip link set "${cluster_prefix}-t$i" netns "$ns"
+    ip -n "$ns" link set "${cluster_prefix}-t$i" name eth0
+    ip -n "$ns" addr add "$cluster_subnet.$i/24" dev eth0
+    ip link set "$root_end" master "$cluster_bridge"
+    shape_link "-n $ns" eth0 "$rate" "$delay"
+    shape_link "" "$root_end" "$rate" "$delay"
+    ip link set "$root_end" up
+    ip -n "$ns" link set eth0 up
+    echo "$name" >>"$cluster_dir/hosts.list"
+    start_holder "$name"
+  done
+}
+
+# Every process in a host's network namespace (its holder, slurmd, job steps, tasks).
+netns_pids() {
+  ip netns pids "$1" 2>/dev/null
+}
+
+# Removes every namespace and link the harness made, found by name (also a stale
+# cluster's whose state directory is gone). Processes must be stopped first.
+net_down() {
+  local ns
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${cluster_prefix}-node[0-9]*$"); do
+    ip netns del "$ns" || cluster_log "could not delete network namespace $ns"
+  done
+  if ip link show "$cluster_bridge" >/dev/null 2>&1; then
+    ip link del "$cluster_bridge" || cluster_log "could not delete bridge $cluster_bridge"
+  fi
+  # A root end whose namespace went away takes its veth with it; one left behind by an
+  # interrupted start (moved nowhere yet) is removed here.
+  local link
+  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep "^${cluster_prefix}-[ht][0-9]*$"); do
+    ip link del "$link" 2>/dev/null || true
+  done
+}
