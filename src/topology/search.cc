@@ -12,7 +12,6 @@ namespace braid {
 
 namespace {
 
-constexpr int kNcclMaxChannels = 32;  // NCCL's MAXCHANNELS: rings search for half as many
 
 // Where GPU node `gpu` of `graph` stands in dev order (its rank on a node); -1 when none.
 int localRank(const std::vector<int>& gpus, int gpu) {

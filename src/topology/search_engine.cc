@@ -16,7 +16,6 @@ constexpr int64_t kSearchGlobalTimeout = 1 << 19;
 constexpr int kPciOrderTimeout = 1 << 10;
 constexpr int kForcedPci = 1;
 constexpr int kForcedReplay = 2;
-constexpr int kNcclMaxChannels = 32;  // NCCL's MAXCHANNELS, which bounds its port lists
 
 constexpr int kNone = -1;  // no node to come from (the search's first GPU on one node)
 

@@ -38,6 +38,9 @@ struct SearchSystemOptions {
 
 enum class SysKind : uint8_t { Gpu, Pci, NvSwitch, Cpu, Nic, Net };
 constexpr int kSysKinds = 6;
+// NCCL's MAXCHANNELS: it bounds the port lists of the search, and rings search for half as
+// many channels.
+constexpr int kNcclMaxChannels = 32;
 
 struct SysLink {
   int from = -1, to = -1;
