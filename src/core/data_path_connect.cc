@@ -76,6 +76,7 @@ P2pDecision DataPath::localP2pDecision(int peer) {
   P2pInputs in;
   in.p2pDisable = settings_.p2pDisable;
   in.userLevel = settings_.p2pLevel;
+  in.sameGpu = normalizeBusId(me.busId) == normalizeBusId(other.busId);
   const TopoGraph* graph = nullptr;
   const TopoPaths* paths = nullptr;
   std::string why;

@@ -145,7 +145,7 @@ Status validateDevlist(const char* fn, int ndev, const int* devlist) {
     int device = devlist[i];
     if (device < 0) return BRAID_ERROR(ncclInvalidArgument, "%s: devlist[%d]=%d is negative", fn, i, device);
     auto [it, inserted] = seen.emplace(device, i);
-    if (!inserted) {
+    if (!inserted && params::kSharedGpu.get() == 0) {
       return BRAID_ERROR(ncclInvalidArgument,
                          "%s: device %d appears twice in devlist (entries %d and %d); each rank needs its own device",
                          fn, device, it->second, i);
@@ -175,6 +175,12 @@ Status checkDistinctGpus(const std::vector<PeerInfo>& peers) {
     }
   }
   if (!first) return okStatus();
+  if (params::kSharedGpu.get() != 0) {
+    BRAID_WARN("%s and %s both use the GPU at PCI bus id %s: allowed by BRAID_SHARED_GPU=1, which is for testing "
+               "(their kernels share the GPU; pairs on one GPU use shared memory)",
+               first->describe().c_str(), second->describe().c_str(), busId.c_str());
+    return okStatus();
+  }
   std::string more = sharing > 1 ? strFormat(" (%d more rank(s) share a GPU with another rank)", sharing - 1) : "";
   return BRAID_ERROR(ncclInvalidUsage,
                      "Duplicate GPU detected: %s and %s both use the GPU at PCI bus id %s (CUDA device %d in the "

@@ -68,6 +68,12 @@ bool gpuPathByBusId(const TopoGraph& graph, const TopoPaths& paths, const std::s
 
 P2pDecision decideP2p(const P2pInputs& in) {
   P2pDecision decision;
+  if (in.sameGpu) {
+    // CUDA IPC maps another process's memory of another device; two ranks of one GPU (a
+    // test set-up) take the shared-memory path, which works whatever the two share.
+    decision.reason = "both ranks use the same GPU (BRAID_SHARED_GPU=1)";
+    return decision;
+  }
   PathType path = in.pathKnown ? in.path : PathType::SYS;
   std::string pathText = in.pathKnown ? strFormat("path %s", pathTypeName(path))
                                       : "path unknown (" + in.topologyNote + "; counted as SYS)";

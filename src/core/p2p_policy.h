@@ -42,6 +42,7 @@ struct P2pInputs {
   bool p2pDisable = false;  // NCCL_P2P_DISABLE=1
   int userLevel = -1;       // NCCL_P2P_LEVEL as a PathType; -1 when unset
   PathType defaultLevel = PathType::PXB;
+  bool sameGpu = false;    // both ranks use one GPU (BRAID_SHARED_GPU=1)
   bool pathKnown = false;  // the graph shows both GPUs
   PathType path = PathType::SYS;
   std::string topologyNote;  // why the path is unknown, when it is

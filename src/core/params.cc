@@ -113,6 +113,9 @@ const IntParam kGraphDumpFileRank("NCCL_GRAPH_DUMP_FILE_RANK", 0, 0, 1 << 30,
 const IntParam kParamDumpAll("NCCL_PARAM_DUMP_ALL", 0, 0, 1,
                              "accepted: Braid's parameter listing always has every parameter it reads");
 
+const IntParam kSharedGpu("BRAID_SHARED_GPU", 0, 0, 1,
+                          "1: several ranks may use one GPU (to test GPU mode on fewer GPUs than ranks; such pairs "
+                          "use shared memory; not for production)");
 const StringParam kDevice("BRAID_DEVICE", "auto", "auto: GPU when usable, else host memory; cpu: always host memory");
 
 const StringParam kLauncher("BRAID_LAUNCHER", "",

@@ -86,6 +86,7 @@ extern const IntParam kGraphDumpFileRank;  // NCCL_GRAPH_DUMP_FILE_RANK
 extern const IntParam kParamDumpAll;  // NCCL_PARAM_DUMP_ALL
 
 // Execution mode.
+extern const IntParam kSharedGpu;  // BRAID_SHARED_GPU
 extern const StringParam kDevice;  // BRAID_DEVICE
 
 // Launcher integration (braid/launch.h).

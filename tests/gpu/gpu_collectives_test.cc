@@ -1,6 +1,8 @@
 // GPU mode: every collective (and send/recv, AlltoAll) over all of this machine's devices,
 // one rank per device in one process, checked element by element against values computed
-// here on the host. Inputs are small integers, so every algorithm and every reduction order
+// here on the host. A second suite (SharedGpu) runs four ranks on each device
+// (BRAID_SHARED_GPU=1), so that the ring and tree kernels move data between ranks on a
+// machine with a single GPU. Inputs are small integers, so every algorithm and every reduction order
 // gives exactly the expected value in every type (averages aside: those are checked to the
 // type's precision).
 #include <cuda_bf16.h>
@@ -9,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -192,10 +195,12 @@ struct Case {
   Op op;
   ncclDataType_t type;
   size_t count;  // NCCL's count for the function (per rank for AllGather/ReduceScatter/AlltoAll)
+  int ranksPerGpu = 1;
 };
 
 std::string describe(const Case& c) {
-  return std::string(opName(c.op)) + "_" + typeName(c.type) + "_" + std::to_string(c.count);
+  std::string name = std::string(opName(c.op)) + "_" + typeName(c.type) + "_" + std::to_string(c.count);
+  return c.ranksPerGpu == 1 ? name : name + "_" + std::to_string(c.ranksPerGpu) + "PerGpu";
 }
 void PrintTo(const Case& c, std::ostream* os) { *os << describe(c); }
 
@@ -203,10 +208,29 @@ std::string caseName(const testing::TestParamInfo<Case>& info) { return describe
 
 class GpuCollective : public testing::TestWithParam<Case> {};
 
+// Sets BRAID_SHARED_GPU for one test (Braid reads it at each init).
+class SharedGpuSetting {
+ public:
+  explicit SharedGpuSetting(bool on) : on_(on) {
+    if (on_) setenv("BRAID_SHARED_GPU", "1", 1);
+  }
+  ~SharedGpuSetting() {
+    if (on_) unsetenv("BRAID_SHARED_GPU");
+  }
+  SharedGpuSetting(const SharedGpuSetting&) = delete;
+  SharedGpuSetting& operator=(const SharedGpuSetting&) = delete;
+
+ private:
+  bool on_;
+};
+
 TEST_P(GpuCollective, MatchesTheHostComputation) {
   BRAID_REQUIRE_GPUS(1);
   const Case c = GetParam();
-  const int n = gpuInventory().count;
+  const int devices = gpuInventory().count;
+  const int n = devices * c.ranksPerGpu;
+  SharedGpuSetting shared(c.ranksPerGpu > 1);
+  auto deviceOf = [devices](int r) { return r % devices; };
   const size_t es = typeSize(c.type);
   const bool perRankIn = c.op == Op::ReduceScatter || c.op == Op::AlltoAll;
   const bool perRankOut = c.op == Op::AllGather || c.op == Op::AlltoAll;
@@ -218,18 +242,18 @@ TEST_P(GpuCollective, MatchesTheHostComputation) {
   GpuComms g;
   g.comms.assign(static_cast<size_t>(n), nullptr);
   std::vector<int> devlist;
-  for (int r = 0; r < n; ++r) devlist.push_back(r);
+  for (int r = 0; r < n; ++r) devlist.push_back(deviceOf(r));
   NCCL_ASSERT(ncclCommInitAll(g.comms.data(), n, devlist.data()));
   std::vector<DeviceBuffer> send, recv, scalars;
   std::vector<ncclRedOp_t> ops(static_cast<size_t>(n), ncclSum);
   for (int r = 0; r < n; ++r) {
-    CUDA_ASSERT(cudaSetDevice(r));
+    CUDA_ASSERT(cudaSetDevice(deviceOf(r)));
     cudaStream_t s;
     CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     g.streams.push_back(s);
-    g.devices.push_back(r);
-    send.emplace_back(r, inCount * es);
-    recv.emplace_back(r, outCount * es);
+    g.devices.push_back(deviceOf(r));
+    send.emplace_back(deviceOf(r), inCount * es);
+    recv.emplace_back(deviceOf(r), outCount * es);
     ASSERT_NE(send.back().get(), nullptr);
     ASSERT_NE(recv.back().get(), nullptr);
     std::vector<uint8_t> host(inCount * es);
@@ -237,7 +261,7 @@ TEST_P(GpuCollective, MatchesTheHostComputation) {
     CUDA_ASSERT(cudaMemcpy(send.back().get(), host.data(), host.size(), cudaMemcpyHostToDevice));
     CUDA_ASSERT(cudaMemset(recv.back().get(), 0xee, outCount * es));
     if (c.op == Op::AllReducePreMulSumDeviceScalar) {
-      scalars.emplace_back(r, es);
+      scalars.emplace_back(deviceOf(r), es);
       std::vector<uint8_t> bits(es);
       store(c.type, bits.data(), scalar);
       CUDA_ASSERT(cudaMemcpy(scalars.back().get(), bits.data(), es, cudaMemcpyHostToDevice));
@@ -299,7 +323,7 @@ TEST_P(GpuCollective, MatchesTheHostComputation) {
   }
   NCCL_ASSERT(ncclGroupEnd());
   for (int r = 0; r < n; ++r) {
-    CUDA_ASSERT(cudaSetDevice(r));
+    CUDA_ASSERT(cudaSetDevice(deviceOf(r)));
     CUDA_ASSERT(cudaStreamSynchronize(g.streams[static_cast<size_t>(r)]));
     ncclResult_t async = ncclSuccess;
     NCCL_ASSERT(ncclCommGetAsyncError(g.comms[static_cast<size_t>(r)], &async));
@@ -409,7 +433,22 @@ std::vector<Case> allCases() {
   return cases;
 }
 
+// Four ranks on each device: fewer types and sizes (each case starts 4N ranks), every
+// operation, a size within one chunk and one spread over channels.
+std::vector<Case> sharedGpuCases() {
+  std::vector<Case> cases;
+  for (const Case& c : allCases()) {
+    bool type = c.type == ncclFloat32 || c.type == ncclBfloat16 || c.type == ncclInt64 || c.type == ncclUint8;
+    if (!type || c.count == 1) continue;
+    Case shared = c;
+    shared.ranksPerGpu = 4;
+    cases.push_back(shared);
+  }
+  return cases;
+}
+
 INSTANTIATE_TEST_SUITE_P(AllDevices, GpuCollective, testing::ValuesIn(allCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(SharedGpu, GpuCollective, testing::ValuesIn(sharedGpuCases()), caseName);
 
 }  // namespace
 }  // namespace braid::test
