@@ -6,6 +6,7 @@
 
 #include "core/comm_registry.h"
 #include "core/data_path.h"
+#include "util/exception_guard.h"
 #include "util/log.h"
 
 namespace braid {
@@ -23,14 +24,8 @@ thread_local GroupState tlsGroup;
 
 // Runs one job and publishes its outcome on its communicator.
 Status runJob(GroupJob& job) {
-  Status result;
-  try {
-    result = job.run();
-  } catch (const std::bad_alloc&) {
-    result = Status(ncclSystemError, "out of host memory");
-  } catch (const std::exception& e) {
-    result = Status(ncclInternalError, std::string("unexpected exception: ") + e.what());
-  }
+  // Jobs of an asynchronous group run on threads of their own (launchJobs).
+  Status result = guardedCall("a group job", [&] { return job.run(); });
   if (job.comm && result.ok()) {
     // Success ends the init's ncclInProgress, but never hides a failure the watchdog
     // recorded meanwhile (a rank that died just after joining: the communicator is
@@ -178,7 +173,7 @@ Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work) {
   std::vector<std::thread> threads;
   for (size_t i = 0; i < work.size(); ++i) {
     threads.emplace_back([&, i] {
-      results[i] = runOne(work[i].first, work[i].second);
+      results[i] = guardedCall("a group's communicator", [&] { return runOne(work[i].first, work[i].second); });
       int none = -1;
       if (!results[i].ok() && firstFailed.compare_exchange_strong(none, static_cast<int>(i))) {
         // The other communicators' peers may wait for this one's ranks: end their waits.
