@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/bootstrap_interface.h"
 #include "core/buffer_registry.h"
 #include "core/comm_config.h"
 #include "core/rank_layout.h"
@@ -27,8 +28,8 @@ class Watchdog;
 
 struct ncclComm {
   // Out of line (comm_init.cc), where every owned part is a complete type: code that
-  // destroys a communicator need not include them all.
-  ncclComm() = default;
+  // makes or destroys a communicator need not include them all.
+  ncclComm();
   ~ncclComm();
   ncclComm(const ncclComm&) = delete;
   ncclComm& operator=(const ncclComm&) = delete;
@@ -48,6 +49,9 @@ struct ncclComm {
   braid::CommConfig config;
   std::unique_ptr<braid::Bootstrap> bootstrap;
   braid::RankLayout layout;
+  // NCCL_SOCKET_IFNAME and NCCL_SOCKET_FAMILY, read once at init: the bootstrap and the
+  // socket backend choose interfaces by the same settings.
+  braid::SocketSettings socketSettings;
   // Channels, transports and executor (declared after the bootstrap: destroyed before it).
   std::unique_ptr<braid::DataPath> dataPath;
   braid::RedOpRegistry redOps;

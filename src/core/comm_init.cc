@@ -17,6 +17,7 @@
 #include "core/group.h"
 #include "core/params.h"
 #include "core/rma/rma_state.h"
+#include "core/socket_settings.h"
 #include "core/watchdog.h"
 #include "util/cuda_pointer.h"
 #include "util/env.h"
@@ -27,20 +28,6 @@
 namespace braid {
 
 namespace {
-
-SocketSettings readSocketSettings() {
-  SocketSettings settings;
-  settings.ifname = params::kSocketIfname.get();
-  std::string family = params::kSocketFamily.get();
-  if (!family.empty() && !parseSocketFamily(family, &settings.family)) {
-    static bool warned = false;
-    if (!warned) {
-      warned = true;
-      BRAID_WARN("NCCL_SOCKET_FAMILY=%s is not AF_INET or AF_INET6; using addresses of any family", family.c_str());
-    }
-  }
-  return settings;
-}
 
 double bootstrapTimeoutSeconds() { return static_cast<double>(params::kBootstrapTimeout.get()); }
 
@@ -106,7 +93,8 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
              comm->commHash);
 
   BootstrapConfig boot;
-  SocketSettings socketSettings = readSocketSettings();
+  comm->socketSettings = readSocketSettings();
+  const SocketSettings& socketSettings = comm->socketSettings;
   BRAID_CHECK(rankBootstrapInterfaces(socketSettings, myRoot.root, &boot.interfaces));
   SocketAddress rootAddress = myRoot.root;
   boot.relistInterfaces = [socketSettings, rootAddress](InterfaceChoice* choice) {
@@ -319,6 +307,7 @@ std::string selfDescription(Comm* comm) {
 
 }  // namespace braid
 
+ncclComm::ncclComm() = default;
 ncclComm::~ncclComm() = default;
 
 namespace braid {

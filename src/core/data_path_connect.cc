@@ -219,10 +219,7 @@ Status DataPath::tryIb(bool forced) {
 }
 
 Status DataPath::createSocketBackend() {
-  SocketSettings socketSettings;
-  socketSettings.ifname = params::kSocketIfname.get();
-  std::string family = params::kSocketFamily.get();
-  if (!family.empty()) parseSocketFamily(family, &socketSettings.family);
+  const SocketSettings& socketSettings = comm_.socketSettings;  // read once, at init
   std::vector<NetInterface> all;
   BRAID_CHECK(listNetInterfaces(socketSettings.sysfsRoot, &all));
   InterfacePolicy policy;

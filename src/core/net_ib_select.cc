@@ -2,6 +2,7 @@
 
 #include "core/params.h"
 #include "util/log.h"
+#include "util/net_interfaces.h"
 
 #if BRAID_HAVE_IB
 #include "transport/net/ib/ib_backend.h"
@@ -28,8 +29,8 @@ Status createIbBackendFromParams(const SocketAddress& setupAddress, const Securi
   config.ports = std::move(chosen);
   config.gid.forcedIndex = static_cast<int>(params::kIbGidIndex.get());
   std::string family = params::kIbAddrFamily.get();
-  if (!parseAddrFamily(family, &config.gid.family)) {
-    BRAID_WARN("NCCL_IB_ADDR_FAMILY=%s is neither AF_INET nor AF_INET6; using AF_INET", family.c_str());
+  if (!parseAddressFamily(family, &config.gid.family)) {
+    BRAID_WARN("NCCL_IB_ADDR_FAMILY=%s is not an address family (AF_INET or AF_INET6); using AF_INET", family.c_str());
   }
   BRAID_CHECK(parseGidRange(params::kIbAddrRange.get(), &config.gid.range));
   config.gid.roceVersion = static_cast<int>(params::kIbRoceVersion.get());
