@@ -318,6 +318,11 @@ Status DataPath::connectTrees(int nChannels) {
     fresh.push_back(c);
     BRAID_CHECK(ensureNet());
     TreeLinks links = buildTreeLinks(pathLayouts_[static_cast<size_t>(c)], comm_.rank, c);
+    static_assert(kMaxTreeArity == kMaxTreeChildren, "tree links and tree connectors must agree on the children");
+    if (links.nDown < 0 || links.nDown > kMaxTreeChildren) {
+      return BRAID_ERROR(ncclInternalError, "tree %d gives rank %d %d children; a rank's connectors take at most %d", c,
+                         comm_.rank, links.nDown, kMaxTreeChildren);
+    }
     BRAID_CHECK(agreeOnP2p({links.up, links.down[0], links.down[1], links.down[2]}));
     if (links.up >= 0) {
       jobs.push_back({{ConnPurpose::TreeUp, c, links.up, true}, transportFor(links.up), &ch.treeUpSend});
