@@ -122,7 +122,7 @@ BRAID_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
 BRAID_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
   return api::apiCall("ncclCommFinalize", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommFinalize"));
-    ncclResult_t state = comm->asyncError.load();
+    ncclResult_t state = comm->health.asyncError();
     if (state == ncclInProgress) {
       return BRAID_ERROR(ncclInvalidUsage,
                          "ncclCommFinalize: the communicator is still initializing (wait until "

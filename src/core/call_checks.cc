@@ -8,7 +8,7 @@
 namespace braid {
 
 Status checkReady(Comm* comm, const char* fn) {
-  ncclResult_t state = comm->asyncError.load();
+  ncclResult_t state = comm->health.asyncError();
   if (state == ncclInProgress) {
     return BRAID_ERROR(ncclInvalidUsage,
                        "%s: the communicator is still initializing (wait until "

@@ -1,7 +1,7 @@
 // The communicator: what ncclComm_t points to. It is a composition of owned parts — the
 // configuration, the bootstrap (out-of-band channel and the table of peers), the
 // placement of ranks on hosts — plus the state every API call and background thread
-// consults: the lifecycle state, the asynchronous error and the abort flag.
+// consults: the lifecycle state and the health (asynchronous error, abort flag).
 #pragma once
 
 #include <atomic>
@@ -15,6 +15,7 @@
 #include "bootstrap/bootstrap_interface.h"
 #include "core/buffer_registry.h"
 #include "core/comm_config.h"
+#include "core/health/comm_health.h"
 #include "core/rank_layout.h"
 #include "core/red_op_registry.h"
 #include "util/deadline.h"
@@ -57,10 +58,9 @@ struct ncclComm {
   braid::RedOpRegistry redOps;
   braid::BufferRegistry registrations;  // ncclCommRegister
 
-  // ncclInProgress while a non-blocking init (or other background work) runs, then
-  // ncclSuccess or the error that ended it.
-  std::atomic<ncclResult_t> asyncError{ncclSuccess};
-  braid::AbortFlag abortFlag{false};
+  // The async error, the abort flag, the last error and why another rank is lost: one
+  // owner, the only writer (core/health/comm_health.h).
+  braid::CommHealth health;
   std::atomic<bool> finalized{false};
   // ncclCommRevoke, by this rank or another (the watchdog passes it on): operations in
   // flight were stopped; only destroy, abort, split and shrink remain allowed. Why is in
@@ -76,12 +76,8 @@ struct ncclComm {
   // API calls inside the communicator right now (CommUse); destroy waits for them.
   std::atomic<int> activeCalls{0};
 
-  // The message of the last error this communicator returned (ncclGetLastError(comm)),
-  // and, once another rank is known lost, why (what every later call reports). The
-  // mutex also guards the lifecycle notes below.
+  // Guards the lifecycle notes below.
   std::mutex errorMutex;
-  std::string lastError;
-  std::string remoteFailure;
   std::string revokeReason;  // who revoked the communicator (empty until revoked)
   int revokedBy = -1;        // that rank
   // The bytes of the id ncclCommGetUniqueId made on this rank that no ncclCommGrow has

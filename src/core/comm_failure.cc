@@ -15,30 +15,16 @@ constexpr int kVerdictWaitMs = 300;
 }  // namespace
 
 void markPeerLost(Comm* comm, const std::string& reason) {
-  {
-    std::lock_guard<std::mutex> lock(comm->errorMutex);
-    if (!comm->remoteFailure.empty()) return;
-    comm->remoteFailure = reason;
-    // ncclGetLastError(comm) says why, for callers that only poll ncclCommGetAsyncError.
-    comm->lastError = reason;
-  }
   // Also while the init is still finishing (ncclInProgress: the watchdog starts before
-  // init returns): the init's success must not hide it (see runJob).
-  ncclResult_t current = comm->asyncError.load();
-  while ((current == ncclSuccess || current == ncclInProgress) &&
-         !comm->asyncError.compare_exchange_weak(current, ncclRemoteError)) {
-  }
-  comm->abortFlag.store(true);
+  // init returns): the init's success must not hide it (CommHealth::finishInit).
+  if (!comm->health.recordRemoteFailure(reason)) return;
   LogRankScope scope(comm->rank);
   // INFO, not WARN: ranks that exit without destroying their communicator are normal at the
   // end of a job. The call that fails because of it prints the WARN.
   BRAID_INFO(kLogInit, "comm %p: %s", static_cast<void*>(comm), reason.c_str());
 }
 
-std::string peerLostReason(Comm* comm) {
-  std::lock_guard<std::mutex> lock(comm->errorMutex);
-  return comm->remoteFailure;
-}
+std::string peerLostReason(Comm* comm) { return comm->health.remoteFailure(); }
 
 std::string awaitPeerLostReason(Comm* comm) {
   std::string lost = peerLostReason(comm);
@@ -57,7 +43,7 @@ bool markRevoked(Comm* comm, const std::string& reason, int byRank) {
     comm->revokedBy = byRank;
   }
   comm->revoked.store(true);
-  comm->abortFlag.store(true);  // the operations in flight stop
+  comm->health.abort();  // the operations in flight stop
   LogRankScope scope(comm->rank);
   BRAID_INFO(kLogInit, "comm %p: %s", static_cast<void*>(comm), reason.c_str());
   return true;
@@ -82,8 +68,8 @@ Status failOperation(Comm* comm, Status result) {
     comm->watchdog->reportFailure(comm->bootstrap->peers()[static_cast<size_t>(comm->rank)].describe() +
                                   " failed: " + result.message());
   }
-  comm->asyncError.store(result.code());
-  comm->abortFlag.store(true);  // the peers' state is unknown now: fail fast from here on
+  (void)comm->health.recordFailure(result);  // the first failure wins
+  comm->health.abort();                      // the peers' state is unknown now: fail fast from here on
   return result;
 }
 

@@ -60,7 +60,7 @@ Comm* allocateComm(int rank, int nranks, const CommConfig& config, const Executi
   comm->config = config;
   comm->cudaDev = mode.cudaDev;
   comm->modeReason = mode.reason;
-  comm->asyncError.store(ncclInProgress);
+  comm->health.beginInit();
   registerComm(comm);
   return comm;
 }
@@ -109,7 +109,7 @@ Status runCommInit(Comm* comm, const InitRequest& request) {
   boot.security = request.security;
   BRAID_INFO(kLogInit | kLogBootstrap, "%s rank %d: connections use %s", request.apiName, request.rank,
              request.security->describe().c_str());
-  BRAID_CHECK(Bootstrap::create(std::move(boot), &comm->abortFlag, &comm->bootstrap));
+  BRAID_CHECK(Bootstrap::create(std::move(boot), comm->health.abortFlag(), &comm->bootstrap));
 
   // Every rank checks the same table, so every rank fails with the same words.
   BRAID_CHECK(checkModesAgree(comm->bootstrap->peers()));
@@ -323,7 +323,7 @@ Status destroyComm(Comm* comm, bool abort) {
                comm->activeCalls.load(), static_cast<void*>(comm), kDestroyGraceSeconds);
     abort = true;
   }
-  if (abort || comm->asyncError.load() == ncclInProgress) comm->abortFlag.store(true);
+  if (abort || comm->health.initializing()) comm->health.abort();
   if (comm->initThread.joinable()) comm->initThread.join();
   {
     // New ranks waiting to grow this communicator with an id of this rank hear why at once.

@@ -18,7 +18,7 @@ Status commMemStat(Comm* comm, int stat, uint64_t* value) {
   if (stat < ncclStatGpuMemSuspend || stat > ncclStatGpuMemTotal) {
     return BRAID_ERROR(ncclInvalidArgument, "%s: stat=%d is not an ncclCommMemStat_t (0..3)", fn, stat);
   }
-  if (comm->asyncError.load() == ncclInProgress || !comm->dataPath) {
+  if (comm->health.initializing() || !comm->dataPath) {
     return BRAID_ERROR(ncclInvalidUsage,
                        "%s: the communicator is still initializing (wait until ncclCommGetAsyncError stops returning "
                        "ncclInProgress)",

@@ -39,7 +39,7 @@ std::string revokerDescription(const Comm& comm) {
 }  // namespace
 
 Status stopOperationsInFlight(Comm* comm, const char* fn) {
-  comm->abortFlag.store(true);
+  comm->health.abort();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kInFlightWaitSeconds);
   while (comm->activeCalls.load() > 1) {
     if (std::chrono::steady_clock::now() > deadline) {
@@ -55,7 +55,7 @@ Status revokeComm(Comm* comm, int flags) {
   if (flags != NCCL_REVOKE_DEFAULT) {
     return BRAID_ERROR(ncclInvalidArgument, "%s: revokeFlags=%d must be NCCL_REVOKE_DEFAULT (0)", fn, flags);
   }
-  if (comm->asyncError.load() == ncclInProgress || !comm->bootstrap) {
+  if (comm->health.initializing() || !comm->bootstrap) {
     return BRAID_ERROR(ncclInvalidUsage,
                        "%s: the communicator is still initializing (wait until ncclCommGetAsyncError stops returning "
                        "ncclInProgress)",

@@ -85,7 +85,7 @@ Status startCommShrink(Comm* parent, const int* exclude, int excludeCount, const
     return BRAID_ERROR(ncclInvalidArgument, "%s: this rank (%d) is in excludeRanksList; excluded ranks do not call it",
                        fn, parent->rank);
   }
-  if (parent->asyncError.load() == ncclInProgress || !parent->bootstrap) {
+  if (parent->health.initializing() || !parent->bootstrap) {
     return BRAID_ERROR(ncclInvalidUsage, "%s: the parent communicator is still initializing", fn);
   }
   if (flags == NCCL_SHRINK_ABORT) {

@@ -79,10 +79,10 @@ Status startCommSplit(Comm* parent, int color, int key, const ncclConfig_t* conf
   if (color < 0 && color != NCCL_SPLIT_NOCOLOR) {
     return BRAID_ERROR(ncclInvalidArgument, "ncclCommSplit: color=%d must be >= 0 or NCCL_SPLIT_NOCOLOR (-1)", color);
   }
-  if (parent->asyncError.load() != ncclSuccess) {
-    return BRAID_ERROR(ncclInvalidUsage, "ncclCommSplit: the parent communicator is %s",
-                       parent->asyncError.load() == ncclInProgress ? "still initializing"
-                                                                   : "in an error state (see ncclGetLastError)");
+  if (parent->health.asyncError() != ncclSuccess) {
+    return BRAID_ERROR(
+        ncclInvalidUsage, "ncclCommSplit: the parent communicator is %s",
+        parent->health.initializing() ? "still initializing" : "in an error state (see ncclGetLastError)");
   }
   CommConfig childConfig;
   BRAID_CHECK(resolveCommConfig(config, config ? nullptr : &parent->config, &childConfig));

@@ -6,7 +6,7 @@
 namespace braid {
 
 Status checkManageable(Comm* comm, const char* fn, SuspendState suspend) {
-  ncclResult_t state = comm->asyncError.load();
+  ncclResult_t state = comm->health.asyncError();
   if (state == ncclInProgress || !comm->bootstrap) {
     return BRAID_ERROR(ncclInvalidUsage,
                        "%s: the communicator is still initializing (wait until ncclCommGetAsyncError stops returning "

@@ -63,7 +63,7 @@ DataPath::~DataPath() {
   }
   // Data of completed operations may still be on its way out: let it leave (unless the
   // communicator is being aborted), then stop the proxy before the connectors it reads go.
-  if (proxy_ && !comm_.abortFlag.load()) proxy_->drain(Deadline::afterSeconds(kDrainSeconds));
+  if (proxy_ && !comm_.health.aborted()) proxy_->drain(Deadline::afterSeconds(kDrainSeconds));
   proxy_.reset();
   channels_.clear();
 }
@@ -241,7 +241,7 @@ Status DataPath::runChannel(int channel, const std::vector<PlannedColl>& colls, 
   HostWaitPolicy policy;
   policy.spinNs = settings_.spinNs;
   policy.deadlineNs = deadlineNs_;
-  HostExec exec(&comm_.abortFlag, policy);
+  HostExec exec(comm_.health.abortFlag(), policy);
   for (const PlannedColl& coll : colls) {
     if (channel >= coll.nChannels) continue;
     if (!runCollOnChannel(exec, channel, coll)) {

@@ -177,10 +177,10 @@ Status DataPath::ensureNet() {
   bool needed = settings_.shmDisable || comm_.layout.nNodes > 1;
   if (!needed) return okStatus();
   BRAID_CHECK(ensureNetBackend());
-  proxy_ = std::make_unique<Proxy>(&comm_.abortFlag, comm_.rank, workerCpus_);
+  proxy_ = std::make_unique<Proxy>([this] { comm_.health.abort(); }, comm_.rank, workerCpus_);
   proxyForMonitor_.store(proxy_.get());
   net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
-                                        &comm_.abortFlag, comm_.cudaDev);
+                                        comm_.health.abortFlag(), comm_.cudaDev);
   BRAID_INFO(kLogInit | kLogNet, "Using network %s", netBackend_->name());
   return okStatus();
 }

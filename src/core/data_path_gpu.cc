@@ -54,7 +54,7 @@ Status DataPath::createGpuExecutor() {
   config.nranks = comm_.nranks;
   config.timeoutSec = settings_.timeoutSec;
   config.timeoutResult = settings_.timeoutResult;
-  config.abort = &comm_.abortFlag;
+  config.abort = comm_.health.abortFlag();
   config.onFailure = [this](Status failure) { failAsync(std::move(failure)); };
   config.netBegin = [this]() {
     Proxy* proxy = proxyForMonitor_.load();
@@ -124,25 +124,20 @@ void DataPath::failAsync(Status failure) {
   }
   std::string lost = awaitPeerLostReason(&comm_);
   if (!lost.empty()) return;  // another rank is gone: that is the cause, recorded already
-  ncclResult_t expected = ncclSuccess;
-  if (!comm_.asyncError.compare_exchange_strong(expected, failure.code())) {
-    comm_.abortFlag.store(true);
+  if (!comm_.health.recordFailure(failure)) {
+    comm_.health.abort();
     return;  // failed earlier: the first reason stands
-  }
-  {
-    std::lock_guard<std::mutex> lock(comm_.errorMutex);
-    comm_.lastError = failure.message();
   }
   BRAID_WARN("comm %p rank %d: %s", static_cast<void*>(&comm_), comm_.rank, failure.message().c_str());
   if (comm_.watchdog) {
     comm_.watchdog->reportFailure(comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].describe() +
                                   " failed: " + failure.message());
   }
-  comm_.abortFlag.store(true);  // the peers' state is unknown now: fail fast from here on
+  comm_.health.abort();  // the peers' state is unknown now: fail fast from here on
 }
 
 bool DataPath::drainGpu() {
-  const bool aborting = comm_.abortFlag.load();
+  const bool aborting = comm_.health.aborted();
   if (aborting) {
     gpu_->abortKernels();
     return gpu_->drain(kAbortDrainSeconds);
@@ -150,7 +145,7 @@ bool DataPath::drainGpu() {
   // Destroy: the enqueued work finishes first (a kernel that waits for a lost rank stops
   // when the watchdog raises the abort flag, which the monitor passes on).
   while (!gpu_->drain(kDestroyReportSeconds)) {
-    if (comm_.abortFlag.load()) {
+    if (comm_.health.aborted()) {
       gpu_->abortKernels();
       return gpu_->drain(kAbortDrainSeconds);
     }
@@ -176,15 +171,11 @@ void DataPath::quiesce() {
 Status DataPath::finishEnqueuedWork() {
   if (!gpu_) return okStatus();
   while (!gpu_->drain(kDestroyReportSeconds)) {
-    if (comm_.abortFlag.load()) break;
+    if (comm_.health.aborted()) break;
     BRAID_WARN("comm %p rank %d: ncclCommFinalize is waiting for operations still enqueued on GPU %d",
                static_cast<void*>(&comm_), comm_.rank, comm_.cudaDev);
   }
-  ncclResult_t state = comm_.asyncError.load();
-  if (state != ncclSuccess && state != ncclInProgress) {
-    std::lock_guard<std::mutex> lock(comm_.errorMutex);
-    return Status(state, comm_.lastError);
-  }
+  if (comm_.health.failed()) return Status(comm_.health.asyncError(), comm_.health.lastError());
   return okStatus();
 }
 

@@ -28,16 +28,10 @@ Status runJob(GroupJob& job) {
   Status result = guardedCall("a group job", [&] { return job.run(); });
   if (job.comm && result.ok()) {
     // Success ends the init's ncclInProgress, but never hides a failure the watchdog
-    // recorded meanwhile (a rank that died just after joining: the communicator is
-    // already failed with ncclRemoteError when the job returns).
-    ncclResult_t expected = ncclInProgress;
-    job.comm->asyncError.compare_exchange_strong(expected, ncclSuccess);
+    // recorded meanwhile (a rank that died just after joining).
+    job.comm->health.finishInit();
   } else if (job.comm) {
-    job.comm->asyncError.store(result.code());
-  }
-  if (!result.ok() && job.comm) {
-    std::lock_guard<std::mutex> lock(job.comm->errorMutex);
-    job.comm->lastError = result.message();
+    (void)job.comm->health.recordFailure(result);
   }
   return result;
 }
@@ -99,9 +93,8 @@ Status endGroup(const char* fn, float* simulatedUs) {
     // group failed with that reason so that the caller can destroy them.
     for (GroupJob& job : jobs) {
       if (job.comm) {
-        job.comm->asyncError.store(error.code());
-        std::lock_guard<std::mutex> lock(job.comm->errorMutex);
-        job.comm->lastError = "not started: another call of its group failed: " + error.message();
+        (void)job.comm->health.recordFailure(
+            Status(error.code(), "not started: another call of its group failed: " + error.message()));
       }
     }
     return error;
@@ -178,7 +171,7 @@ Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work) {
       if (!results[i].ok() && firstFailed.compare_exchange_strong(none, static_cast<int>(i))) {
         // The other communicators' peers may wait for this one's ranks: end their waits.
         for (size_t j = 0; j < work.size(); ++j) {
-          if (j != i) work[j].first->abortFlag.store(true);
+          if (j != i) work[j].first->health.abort();
         }
       }
     });
@@ -203,7 +196,7 @@ Status launchJobs(std::vector<GroupJob> jobs) {
         continue;
       }
       Comm* comm = job.comm;
-      comm->asyncError.store(ncclInProgress);
+      comm->health.beginInit();
       comm->initThread = std::thread([job = std::move(job)]() mutable {
         LogRankScope scope(job.comm->rank);
         (void)runJob(job);
@@ -230,7 +223,7 @@ Status launchJobs(std::vector<GroupJob> jobs) {
         if (firstFailed.compare_exchange_strong(none, static_cast<int>(i))) {
           // Siblings probably wait for this one: end their waits now.
           for (size_t j = 0; j < jobs.size(); ++j) {
-            if (j != i && !done[j].load() && jobs[j].comm) jobs[j].comm->abortFlag.store(true);
+            if (j != i && !done[j].load() && jobs[j].comm) jobs[j].comm->health.abort();
           }
         }
       }

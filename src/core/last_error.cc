@@ -25,20 +25,14 @@ void recordLastError(Comm* comm, const std::string& message) {
     std::lock_guard<std::mutex> lock(globalMutex());
     globalLastError() = message;
   }
-  if (comm) {
-    std::lock_guard<std::mutex> lock(comm->errorMutex);
-    comm->lastError = message;
-  }
+  if (comm) comm->health.recordCallError(message);
 }
 
 const char* lastErrorText(Comm* comm) {
   thread_local std::string copy;
   if (comm && isLiveComm(comm)) {
-    std::lock_guard<std::mutex> lock(comm->errorMutex);
-    if (!comm->lastError.empty()) {
-      copy = comm->lastError;
-      return copy.c_str();
-    }
+    copy = comm->health.lastError();
+    if (!copy.empty()) return copy.c_str();
   }
   std::lock_guard<std::mutex> lock(globalMutex());
   copy = globalLastError();

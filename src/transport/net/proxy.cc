@@ -11,7 +11,8 @@
 
 namespace braid {
 
-Proxy::Proxy(AbortFlag* failFlag, int rank, CpuSet cpus) : failFlag_(failFlag), rank_(rank), cpus_(std::move(cpus)) {}
+Proxy::Proxy(std::function<void()> onFailure, int rank, CpuSet cpus)
+    : onFailure_(std::move(onFailure)), rank_(rank), cpus_(std::move(cpus)) {}
 
 Proxy::~Proxy() {
   {
@@ -65,8 +66,7 @@ void Proxy::fail(Status error) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_.ok()) error_ = std::move(error);
   }
-  failed_.store(true);
-  failFlag_->store(true);
+  if (!failed_.exchange(true) && onFailure_) onFailure_();
 }
 
 bool Proxy::progressSend(NetEndpoint& e, Status* error) {

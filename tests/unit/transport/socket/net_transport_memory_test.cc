@@ -24,8 +24,7 @@ TEST(NetTransport, AFifoThatCannotBeAllocatedIsASystemError) {
   double total = (static_cast<double>(info.totalram) + static_cast<double>(info.totalswap)) * info.mem_unit;
   if (total > 8.0 * sizes.simpleStepBytes) GTEST_SKIP() << "this machine could grant the allocation";
   std::unique_ptr<NetBackend> backend = makeBackend(1, 1);
-  AbortFlag failed{false};
-  Proxy proxy(&failed, 0);
+  Proxy proxy(nullptr, 0);
   NetTransport transport(backend.get(), &proxy, sizes, 5.0, nullptr);
   ConnRequest request;
   request.peer = 1;
