@@ -45,4 +45,11 @@ PathType gpuNetPath(const TopoGraph& g, const TopoPaths& p, int gpu, const std::
   return p.path(gpuNode(g, gpu), netNode(g, net)).type;
 }
 
+bool hasNote(const TopoGraph& g, const std::string& part) {
+  for (const std::string& n : g.notes) {
+    if (n.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace braid::test

@@ -29,4 +29,7 @@ int netNode(const TopoGraph& g, const std::string& name, int port = -1);
 PathType gpuPath(const TopoGraph& g, const TopoPaths& p, int from, int to);
 PathType gpuNetPath(const TopoGraph& g, const TopoPaths& p, int gpu, const std::string& net);
 
+// Whether one of the graph's notes contains `part`.
+bool hasNote(const TopoGraph& g, const std::string& part);
+
 }  // namespace braid::test
