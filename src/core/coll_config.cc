@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
-#include "algorithms/alg_selection.h"
 #include "core/comm_config.h"
+#include "planning/alg_selection.h"
 #include "util/log.h"
 
 namespace braid {

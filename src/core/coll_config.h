@@ -5,14 +5,14 @@
 
 #include <cstdint>
 
-#include "algorithms/algo_proto.h"
 #include "nccl.h"
+#include "planning/algo_proto.h"
 #include "util/status.h"
 
 namespace braid {
 
 struct CollCallChoice {
-  uint8_t pairs = 0;    // pairBit of algorithms/alg_selection.h; 0: the planner's choice
+  uint8_t pairs = 0;    // pairBit of planning/alg_selection.h; 0: the planner's choice
   int minChannels = 0;  // 0: the communicator's bounds
   int maxChannels = 0;
 };

@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "algorithms/algo_proto.h"
 #include "kernels/reduce/functors.h"
 #include "nccl.h"
+#include "planning/algo_proto.h"
 #include "util/status.h"
 
 namespace braid {
@@ -27,7 +27,7 @@ struct CollTask {
   int root = 0;
   cudaStream_t stream = nullptr;  // GPU mode: where it runs
   // A call's own choice (ncclCollConfig_t): the (algorithm, protocol) pairs it may use
-  // (pairBit of algorithms/alg_selection.h; 0: the planner's choice) and bounds on its
+  // (pairBit of planning/alg_selection.h; 0: the planner's choice) and bounds on its
   // channel count (0: the communicator's).
   uint8_t pairs = 0;
   int minChannels = 0;

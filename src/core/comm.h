@@ -16,8 +16,8 @@
 #include "core/buffer_registry.h"
 #include "core/comm_config.h"
 #include "core/health/comm_health.h"
-#include "core/rank_layout.h"
 #include "core/red_op_registry.h"
+#include "planning/rank_layout.h"
 #include "util/deadline.h"
 
 namespace braid {

@@ -8,7 +8,7 @@
 #if BRAID_WITH_CUDA
 #include <cuda_runtime_api.h>
 
-#include "exec/cuda/cuda_check.h"
+#include "platform/cuda_check.h"
 #include "util/log.h"
 #endif
 

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "exec/cuda/cuda_check.h"
+#include "platform/cuda_check.h"
 #endif
 
 namespace braid {

@@ -4,8 +4,6 @@
 #include <cstring>
 #include <map>
 
-#include "algorithms/alg_selection.h"
-#include "algorithms/ring.h"
 #include "core/comm_failure.h"
 #include "core/topology_report.h"
 #include "exec/host/coll_dispatch.h"
@@ -13,6 +11,8 @@
 #include "exec/host/p2p_engine.h"
 #include "kernels/algorithms/channel_share.h"
 #include "kernels/reduce/numeric_types.h"
+#include "planning/alg_selection.h"
+#include "planning/ring.h"
 #include "transport/cuda_ipc/cuda_ipc_transport.h"
 #include "util/format.h"
 #include "util/log.h"

@@ -16,9 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/algo_proto.h"
-#include "algorithms/ring.h"
-#include "algorithms/tuning.h"
 #include "core/coll_task.h"
 #include "core/comm.h"
 #include "core/data_path_settings.h"
@@ -29,6 +26,9 @@
 #include "exec/host/host_executor.h"
 #include "kernels/algorithms/channel_share.h"
 #include "kernels/algorithms/schedule_args.h"
+#include "planning/algo_proto.h"
+#include "planning/ring.h"
+#include "planning/tuning.h"
 #include "transport/net/net_backend.h"
 #include "transport/net/proxy.h"
 #include "transport/shm/shm_transport.h"

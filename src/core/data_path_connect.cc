@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <set>
 
-#include "algorithms/tree.h"
 #include "bootstrap/bootstrap_interface.h"
 #include "core/data_path.h"
 #include "core/net_ib_select.h"
 #include "core/params.h"
+#include "planning/tree.h"
 #include "transport/connection_setup.h"
 #include "transport/net/net_transport.h"
 #include "transport/net/socket/socket_backend.h"

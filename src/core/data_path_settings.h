@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "algorithms/algo_proto.h"
 #include "bootstrap/bootstrap.h"
 #include "core/comm_config.h"
+#include "planning/algo_proto.h"
 #include "transport/connector.h"
 
 namespace braid {

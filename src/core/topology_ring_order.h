@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/rank_layout.h"
+#include "planning/rank_layout.h"
 #include "topology/graph.h"
 #include "topology/search.h"
 

@@ -1,4 +1,4 @@
-#include "algorithms/alg_selection.h"
+#include "planning/alg_selection.h"
 
 #include <iterator>
 #include <string_view>

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "algorithms/algo_proto.h"
+#include "planning/algo_proto.h"
 #include "util/status.h"
 
 namespace braid {

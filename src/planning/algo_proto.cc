@@ -1,4 +1,4 @@
-#include "algorithms/algo_proto.h"
+#include "planning/algo_proto.h"
 
 #include <iterator>
 #include <string_view>

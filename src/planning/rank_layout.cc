@@ -1,4 +1,4 @@
-#include "core/rank_layout.h"
+#include "planning/rank_layout.h"
 
 #include <unordered_map>
 

@@ -1,4 +1,4 @@
-#include "algorithms/ring.h"
+#include "planning/ring.h"
 
 namespace braid {
 

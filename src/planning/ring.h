@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "core/rank_layout.h"
+#include "planning/rank_layout.h"
 
 namespace braid {
 

@@ -1,8 +1,9 @@
-# Sources of src/algorithms (paths relative to src/).
+# Sources of src/planning (paths relative to src/).
 list(APPEND BRAID_SOURCES
-  algorithms/alg_selection.cc
-  algorithms/algo_proto.cc
-  algorithms/ring.cc
-  algorithms/tree.cc
-  algorithms/tuning.cc
+  planning/alg_selection.cc
+  planning/algo_proto.cc
+  planning/rank_layout.cc
+  planning/ring.cc
+  planning/tree.cc
+  planning/tuning.cc
 )

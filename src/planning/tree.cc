@@ -1,4 +1,4 @@
-#include "algorithms/tree.h"
+#include "planning/tree.h"
 
 namespace braid {
 

@@ -28,7 +28,7 @@
 //   - so for every n >= 2, no node has more than two children over both trees together.
 #pragma once
 
-#include "core/rank_layout.h"
+#include "planning/rank_layout.h"
 
 namespace braid {
 

@@ -1,6 +1,6 @@
-#include "algorithms/tuning.h"
+#include "planning/tuning.h"
 
-#include "algorithms/alg_selection.h"
+#include "planning/alg_selection.h"
 
 #include <algorithm>
 #include <limits>

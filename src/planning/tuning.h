@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "algorithms/algo_proto.h"
+#include "planning/algo_proto.h"
 
 namespace braid {
 

@@ -1,10 +1,10 @@
-#include "transport/device_memory.h"
+#include "platform/device_memory.h"
 
 #include <cstring>
 #include <string>
 #include <utility>
 
-#include "exec/cuda/cuda_check.h"
+#include "platform/cuda_check.h"
 #include "util/log.h"
 
 namespace braid {

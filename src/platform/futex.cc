@@ -1,4 +1,4 @@
-#include "util/futex.h"
+#include "platform/futex.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "algorithms/tree.h"
+#include "planning/tree.h"
 #include "topology/search_engine.h"
 #include "topology/search_system.h"
 #include "util/format.h"
@@ -11,7 +11,6 @@
 namespace braid {
 
 namespace {
-
 
 // Where GPU node `gpu` of `graph` stands in dev order (its rank on a node); -1 when none.
 int localRank(const std::vector<int>& gpus, int gpu) {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "algorithms/alg_selection.h"
+#include "planning/alg_selection.h"
 
 namespace braid {
 namespace {

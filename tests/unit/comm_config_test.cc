@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "core/comm_config.h"
-#include "core/rank_layout.h"
+#include "planning/rank_layout.h"
 
 namespace braid {
 namespace {

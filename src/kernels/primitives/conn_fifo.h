@@ -1,4 +1,6 @@
-// Connectors: the FIFOs that carry data between two ranks on one channel.
+// The FIFOs that carry data between two ranks on one channel, as the primitives see them
+// (ConnShared, FifoView, SendConn, RecvConn). The host-side owner of one end is
+// transport/connector.h's Connector.
 //
 // Vocabulary used throughout the data path:
 //  - channel: an independent lane of an algorithm with its own ring/tree neighbours and

@@ -44,7 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 #include "kernels/reduce/element_loops.h"
 
 namespace braid {

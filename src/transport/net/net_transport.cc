@@ -7,7 +7,7 @@
 #include "util/format.h"
 #include "util/log.h"
 #if BRAID_WITH_CUDA
-#include "transport/device_memory.h"
+#include "platform/device_memory.h"
 #endif
 
 namespace braid {

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 #include "transport/net/net_backend.h"
 #include "util/cpu_set.h"
 #include "util/deadline.h"

@@ -1,5 +1,5 @@
 // ncclCollConfig_t.algSelection: NCCL's grammar, and what Braid can run of a selection.
-#include "algorithms/alg_selection.h"
+#include "planning/alg_selection.h"
 
 #include <gtest/gtest.h>
 

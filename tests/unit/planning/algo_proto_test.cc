@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/algo_proto.h"
+#include "planning/algo_proto.h"
 
 namespace braid {
 namespace {

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "core/rank_layout.h"
+#include "planning/rank_layout.h"
 
 namespace braid::algo_test {
 

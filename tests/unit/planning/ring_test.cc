@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "algorithms/ring.h"
 #include "layouts.h"
+#include "planning/ring.h"
 
 namespace braid {
 namespace {

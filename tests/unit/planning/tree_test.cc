@@ -5,8 +5,8 @@
 #include <functional>
 #include <vector>
 
-#include "algorithms/tree.h"
 #include "layouts.h"
+#include "planning/tree.h"
 
 namespace braid {
 namespace {

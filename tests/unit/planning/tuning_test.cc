@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "algorithms/tuning.h"
+#include "planning/tuning.h"
 
 namespace braid {
 namespace {
