@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it (.ci/run). docs/testing.md says what runs where and
 # why, and keeps the time budget (30 minutes on a fresh 2-core machine) with the latest
 # figures.
-#   1. formatting check (clang-format, the committed .clang-format);
+#   1. formatting check (clang-format, the committed .clang-format) and the include-layer
+#      check (scripts/check-layers.sh: dependencies point down, docs/design.md);
 #   2. the normal build (warnings are errors, CUDA kernels for one architecture when nvcc
 #      exists) and every test but the soak;
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build: every host test (the collective
@@ -77,8 +78,9 @@ print_table() {
 trap print_table EXIT
 
 # --- the suite -------------------------------------------------------------------------
-step "format check"
+step "format and include-layer checks"
 bash scripts/check-format.sh
+bash scripts/check-layers.sh
 
 step "build"
 # The developers' default configuration (RelWithDebInfo with line tables, CMakeLists.txt), so
