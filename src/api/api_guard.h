@@ -6,9 +6,9 @@
 // nothing escapes into the caller's C code.
 #pragma once
 
-#include "core/comm.h"
-#include "core/comm_registry.h"
-#include "core/last_error.h"
+#include "core/health/last_error.h"
+#include "core/lifecycle/comm.h"
+#include "core/lifecycle/comm_registry.h"
 #include "util/exception_guard.h"
 #include "util/format.h"
 #include "util/log.h"

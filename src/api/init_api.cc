@@ -3,10 +3,10 @@
 
 #include "api/api_guard.h"
 #include "braid/host_mode.h"
-#include "core/comm_init.h"
-#include "core/data_path.h"
-#include "core/encryption.h"
-#include "core/execution_mode.h"
+#include "core/config/encryption.h"
+#include "core/config/execution_mode.h"
+#include "core/datapath/data_path.h"
+#include "core/lifecycle/comm_init.h"
 
 using braid::Status;
 namespace api = braid::api;

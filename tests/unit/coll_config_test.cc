@@ -1,6 +1,6 @@
 // ncclCollConfig_t: read by the caller's size and version, checked field by field, and
 // turned into the pairs and channel bounds the planner honours.
-#include "core/coll_config.h"
+#include "core/enqueue/coll_config.h"
 
 #include <gtest/gtest.h>
 

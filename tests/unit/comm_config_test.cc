@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/comm_config.h"
+#include "core/config/comm_config.h"
 #include "planning/rank_layout.h"
 
 namespace braid {

@@ -1,6 +1,6 @@
 // readSocketSettings runs on the threads of a group's inits at once: its warning about a
 // bad NCCL_SOCKET_FAMILY must not race (run under TSan), and a bad family means any.
-#include "core/socket_settings.h"
+#include "core/config/socket_settings.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

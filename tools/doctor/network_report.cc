@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "core/comm.h"
-#include "core/params.h"
+#include "core/config/params.h"
+#include "core/lifecycle/comm.h"
 #include "util/format.h"
 #include "util/net_interfaces.h"
 #include "util/socket.h"

@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "core/comm_failure.h"
-#include "core/data_path.h"
+#include "core/datapath/data_path.h"
+#include "core/health/comm_failure.h"
 #include "util/format.h"
 #include "util/log.h"
 

@@ -2,7 +2,7 @@
 // when they come from ncclMemAlloc), collective deregistration, peer pointers.
 #include <cstring>
 
-#include "core/host_memory.h"
+#include "core/memory/host_memory.h"
 #include "core/rma/rma_state.h"
 #include "util/format.h"
 #include "util/log.h"
