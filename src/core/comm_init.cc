@@ -319,6 +319,7 @@ std::string selfDescription(Comm* comm) {
 
 }  // namespace braid
 
+ncclComm::ncclComm() = default;
 ncclComm::~ncclComm() = default;
 
 namespace braid {

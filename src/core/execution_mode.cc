@@ -176,9 +176,10 @@ Status checkDistinctGpus(const std::vector<PeerInfo>& peers) {
   }
   if (!first) return okStatus();
   if (params::kSharedGpu.get() != 0) {
-    BRAID_WARN("%s and %s both use the GPU at PCI bus id %s: allowed by BRAID_SHARED_GPU=1, which is for testing "
-               "(their kernels share the GPU; pairs on one GPU use shared memory)",
-               first->describe().c_str(), second->describe().c_str(), busId.c_str());
+    BRAID_WARN(
+        "%s and %s both use the GPU at PCI bus id %s: allowed by BRAID_SHARED_GPU=1, which is for testing "
+        "(their kernels share the GPU; pairs on one GPU use shared memory)",
+        first->describe().c_str(), second->describe().c_str(), busId.c_str());
     return okStatus();
   }
   std::string more = sharing > 1 ? strFormat(" (%d more rank(s) share a GPU with another rank)", sharing - 1) : "";

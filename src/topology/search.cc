@@ -12,7 +12,6 @@ namespace braid {
 
 namespace {
 
-
 // Where GPU node `gpu` of `graph` stands in dev order (its rank on a node); -1 when none.
 int localRank(const std::vector<int>& gpus, int gpu) {
   auto it = std::find(gpus.begin(), gpus.end(), gpu);

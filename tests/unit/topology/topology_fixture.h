@@ -20,6 +20,8 @@ inline CpuSet cpus(std::initializer_list<int> list) {
 }
 // Loads NCCL-format XML given as text (named `name` in errors).
 Status loadText(const std::string& text, TopoGraph* g, const std::string& name = "inline.xml");
+// Whether one of the loader's notes (what it merged, dropped or assumed) contains `part`.
+bool hasNote(const TopoGraph& g, const std::string& part);
 // Loads tests/fixtures/topology/<name>; fails the test (and returns an empty graph) on error.
 TopoGraph loadFixture(const std::string& name);
 // The node of GPU `dev`, of the port named `name` (port 1 unless given); -1 when absent.

@@ -13,15 +13,9 @@ namespace braid {
 namespace {
 
 using test::gpuNode;
+using test::hasNote;
 using test::loadFixture;
 using test::netNode;
-
-bool hasNote(const TopoGraph& g, const std::string& part) {
-  for (const std::string& n : g.notes) {
-    if (n.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
 
 // The bandwidth of the PCI link from `node` up to its parent.
 double upLinkBw(const TopoGraph& g, int node) {

@@ -14,15 +14,9 @@ namespace braid {
 namespace {
 
 using test::fixturePath;
+using test::hasNote;
 using test::loadFixture;
 using test::loadText;
-
-bool hasNote(const TopoGraph& g, const std::string& part) {
-  for (const std::string& n : g.notes) {
-    if (n.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
 
 struct Counts {
   const char* file;
