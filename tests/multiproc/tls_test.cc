@@ -202,14 +202,10 @@ TEST_F(TlsComm, TheLauncherRendezvousIsEncryptedToo) {
   for (int i = 0; i < n; ++i) {
     ChildSpec& spec = specs[static_cast<size_t>(i)];
     spec.scenario = "tls_from_launcher_env";
-    spec.env = {{"RANK", std::to_string(i)},
-                {"WORLD_SIZE", std::to_string(n)},
-                {"MASTER_ADDR", "127.0.0.1"},
-                {"MASTER_PORT", std::to_string(port_)},
-                {"BRAID_TLS_PSK_FILE", keyFile},
-                {"NCCL_SOCKET_IFNAME", "lo"},
-                {"NCCL_SHM_DISABLE", "1"},
-                {"NCCL_DEBUG", "INFO"},
+    spec.env = {{"RANK", std::to_string(i)},     {"WORLD_SIZE", std::to_string(n)},
+                {"MASTER_ADDR", "127.0.0.1"},    {"MASTER_PORT", std::to_string(port_)},
+                {"BRAID_TLS_PSK_FILE", keyFile}, {"NCCL_SOCKET_IFNAME", "lo"},
+                {"NCCL_SHM_DISABLE", "1"},       {"NCCL_DEBUG", "INFO"},
                 {"NCCL_DEBUG_SUBSYS", "ALL"}};
     spec.unsetEnv = {"NCCL_COMM_ID",       "BRAID_RENDEZVOUS", "SLURM_PROCID",        "OMPI_COMM_WORLD_RANK",
                      "PMI_RANK",           "BRAIDRUN_JOB_ID",  "TORCHELASTIC_RUN_ID", "BRAID_TLS_CERT_FILE",

@@ -4,6 +4,7 @@
 #include "core/config/execution_mode.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <string>
 #include <vector>
@@ -268,6 +269,20 @@ TEST(DuplicateGpu, EveryRankForgettingCudaSetDeviceNamesTheFirstPairAndCountsThe
   EXPECT_TRUE(contains(s.message(), "2 more rank(s) share a GPU"));
   // Every rank checks the same table: the same words everywhere.
   EXPECT_EQ(checkDistinctGpus(peers).message(), s.message());
+}
+
+// BRAID_SHARED_GPU=1 turns both refusals into permission (the GPU suite's SharedGpu cases);
+// unset again, they refuse as before.
+TEST(DuplicateGpu, SharedGpuSettingAllowsRanksOnOneGpu) {
+  std::vector<PeerInfo> peers;
+  for (int r = 0; r < 4; ++r) peers.push_back(peer(r, 7, 0, "0000:07:00.0"));
+  int twice[] = {0, 0, 0, 0};
+  ASSERT_EQ(setenv("BRAID_SHARED_GPU", "1", 1), 0);
+  EXPECT_TRUE(checkDistinctGpus(peers).ok());
+  EXPECT_TRUE(validateDevlist("ncclCommInitAll", 4, twice).ok());
+  ASSERT_EQ(unsetenv("BRAID_SHARED_GPU"), 0);
+  EXPECT_EQ(checkDistinctGpus(peers).code(), ncclInvalidUsage);
+  EXPECT_EQ(validateDevlist("ncclCommInitAll", 4, twice).code(), ncclInvalidArgument);
 }
 
 TEST(ModesAgree, OneModeEverywherePasses) {

@@ -103,6 +103,18 @@ TEST(P2pDecide, WithinDefaultLevel) {
   EXPECT_EQ(d.reason, "path NVL within the default P2P level PXB");
 }
 
+// BRAID_SHARED_GPU=1 (several ranks on one GPU, a test set-up): such a pair uses shared
+// memory whatever the level allows, since CUDA IPC of one device's memory to itself is not
+// what NCCL's P2P transport does.
+TEST(P2pDecide, TwoRanksOfOneGpuNeverUseP2p) {
+  P2pInputs in = known(PathType::LOC);
+  in.userLevel = static_cast<int>(PathType::SYS);
+  in.sameGpu = true;
+  P2pDecision d = decideP2p(in);
+  EXPECT_FALSE(d.useP2p);
+  EXPECT_EQ(d.reason, "both ranks use the same GPU (BRAID_SHARED_GPU=1)");
+}
+
 TEST(P2pDecide, BeyondTheLevel) {
   P2pDecision d = decideP2p(known(PathType::PHB));
   EXPECT_FALSE(d.useP2p);

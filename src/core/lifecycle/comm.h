@@ -28,8 +28,9 @@ class Watchdog;
 }  // namespace braid
 
 struct ncclComm {
-  // Out of line (comm_init.cc), where every owned part is a complete type: code that
-  // makes or destroys a communicator need not include them all.
+  // Both out of line (comm_init.cc), where every owned part is a complete type: code that
+  // creates or destroys a communicator need not include them all (a constructor that
+  // throws destroys the members it made, so it needs them complete too).
   ncclComm();
   ~ncclComm();
   ncclComm(const ncclComm&) = delete;

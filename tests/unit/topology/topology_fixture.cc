@@ -15,6 +15,13 @@ Status loadText(const std::string& text, TopoGraph* g, const std::string& name) 
   return loadNcclTopology(root, name, g);
 }
 
+bool hasNote(const TopoGraph& g, const std::string& part) {
+  for (const std::string& n : g.notes) {
+    if (n.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
 TopoGraph loadFixture(const std::string& name) {
   TopoGraph g;
   Status s = readTopologyFile(fixturePath(name), &g);
@@ -43,13 +50,6 @@ PathType gpuPath(const TopoGraph& g, const TopoPaths& p, int from, int to) {
 
 PathType gpuNetPath(const TopoGraph& g, const TopoPaths& p, int gpu, const std::string& net) {
   return p.path(gpuNode(g, gpu), netNode(g, net)).type;
-}
-
-bool hasNote(const TopoGraph& g, const std::string& part) {
-  for (const std::string& n : g.notes) {
-    if (n.find(part) != std::string::npos) return true;
-  }
-  return false;
 }
 
 }  // namespace braid::test

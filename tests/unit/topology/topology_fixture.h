@@ -20,6 +20,8 @@ inline CpuSet cpus(std::initializer_list<int> list) {
 }
 // Loads NCCL-format XML given as text (named `name` in errors).
 Status loadText(const std::string& text, TopoGraph* g, const std::string& name = "inline.xml");
+// Whether one of the loader's notes (what it merged, dropped or assumed) contains `part`.
+bool hasNote(const TopoGraph& g, const std::string& part);
 // Loads tests/fixtures/topology/<name>; fails the test (and returns an empty graph) on error.
 TopoGraph loadFixture(const std::string& name);
 // The node of GPU `dev`, of the port named `name` (port 1 unless given); -1 when absent.
@@ -28,8 +30,5 @@ int netNode(const TopoGraph& g, const std::string& name, int port = -1);
 // Path type between GPU devs / GPU dev and port name.
 PathType gpuPath(const TopoGraph& g, const TopoPaths& p, int from, int to);
 PathType gpuNetPath(const TopoGraph& g, const TopoPaths& p, int gpu, const std::string& net);
-
-// Whether one of the graph's notes contains `part`.
-bool hasNote(const TopoGraph& g, const std::string& part);
 
 }  // namespace braid::test
