@@ -14,7 +14,7 @@ namespace braid {
 namespace {
 
 constexpr int kThreads = 8;
-constexpr int kRounds = 200;
+constexpr int kRounds = 100;
 
 // Runs body(i) on kThreads threads released together.
 template <typename Body>
