@@ -56,6 +56,7 @@ Status RmaLinks::wait(NetRequest* request, int peer, const RmaWaitBounds& bounds
     if (aborted(bounds.abort))
       return Status(ncclRemoteError, std::string(what) + " to " + peerNames_[peer] + " aborted");
     if (bounds.deadline.expired()) {
+      if (bounds.quiet) return Status(ncclRemoteError, std::string(what) + " to " + peerNames_[peer] + " timed out");
       return BRAID_ERROR(ncclRemoteError,
                          "%s to %s did not complete within BRAID_TIMEOUT=%g s: that rank is stuck, stopped or much "
                          "slower than this one",
@@ -73,6 +74,7 @@ Status RmaLinks::post(Link& link, int peer, const void* data, size_t bytes, uint
     if (request) break;
     if (aborted(bounds.abort)) return Status(ncclRemoteError, std::string(what) + " aborted");
     if (bounds.deadline.expired()) {
+      if (bounds.quiet) return Status(ncclRemoteError, std::string(what) + " to " + peerNames_[peer] + " timed out");
       return BRAID_ERROR(ncclRemoteError, "%s to %s could not start within BRAID_TIMEOUT=%g s", what,
                          peerNames_[peer].c_str(), bounds.timeoutSec);
     }
@@ -86,6 +88,9 @@ void RmaLinks::sayGoodbye(Deadline deadline) {
   std::lock_guard<std::mutex> lock(mutex_);
   RmaWaitBounds bounds;
   bounds.deadline = deadline;
+  // The peer may have destroyed its communicator already (the end of a job): a goodbye
+  // that does not go through in time is normal, and says so at INFO level only.
+  bounds.quiet = true;
   for (size_t peer = 0; peer < links_.size(); ++peer) {
     Link* link = links_[peer].get();
     if (!link || !link->comm || !link->broken.empty()) continue;

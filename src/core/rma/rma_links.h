@@ -25,6 +25,9 @@ struct RmaWaitBounds {
   const AbortFlag* abort = nullptr;
   Deadline deadline = Deadline::never();
   double timeoutSec = 0;  // for the message
+  // A wait whose expiry is expected and harmless (the goodbye to a peer that may be gone
+  // already): its error is returned for an INFO line, not logged as a WARN.
+  bool quiet = false;
 };
 
 class RmaLinks {
