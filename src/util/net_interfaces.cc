@@ -183,6 +183,8 @@ Status chooseInterfaces(const std::vector<NetInterface>& all, const InterfacePol
     const NetInterface& best = candidates.front();
     if (!policy.ifnameSpec.empty()) {
       reason = "first match of NCCL_SOCKET_IFNAME=" + policy.ifnameSpec;
+    } else if (candidates.size() == 1 && best.address.isLoopback()) {
+      reason = "no other interface is up and running (loopback reaches this host only)";
     } else {
       reason = std::string("best automatic candidate: ") + interfaceClassName(best.cls) +
                " interfaces come before virtual, docker, loopback and virbr ones";

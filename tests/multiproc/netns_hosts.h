@@ -40,8 +40,15 @@ class NetnsHosts {
         nsA + " addr add 198.51.100.1/24 dev " + vethA + "; ip -n " + nsB + " addr add 198.51.100.2/24 dev " + vethB +
         "; for n in " + nsA + " " + nsB + "; do ip -n $n link set lo up; done; ip -n " + nsA + " link set " + vethA +
         " up; ip -n " + nsB + " link set " + vethB + " up";
+    // A veth reports its carrier (state UP, IFF_RUNNING) a moment after `link set up`, later
+    // on a loaded machine; a rank that lists interfaces before then sees only loopback (a
+    // root there listened on 127.0.0.1 and the other host's ranks never reached it). Wait,
+    // at most 10 s, for both ends.
+    std::string carrier = "for i in $(seq 200); do ip -n " + nsA + " link show " + vethA +
+                          " | grep -q \"state UP\" && ip -n " + nsB + " link show " + vethB +
+                          " | grep -q \"state UP\" && exit 0; sleep 0.05; done; exit 1";
     created_ = true;
-    if (runQuietly(script) == 0) return true;
+    if (runQuietly(script) == 0 && runQuietly(carrier) == 0) return true;
     destroy();
     return false;
   }

@@ -46,6 +46,15 @@ TEST(ChooseInterfaces, AutomaticOrderPrefersIbThenFastPhysical) {
   EXPECT_NE(choice.reason.find("IPoIB"), std::string::npos);
 }
 
+// A host whose other interfaces are not up yet (a veth without carrier) has only loopback:
+// the reason says so instead of ranking loopback "before" itself.
+TEST(ChooseInterfaces, LoopbackAloneSaysNothingElseIsUp) {
+  InterfaceChoice choice;
+  ASSERT_TRUE(chooseInterfaces({iface("lo", "127.0.0.1", InterfaceClass::Loopback)}, {}, &choice).ok());
+  EXPECT_EQ(choice.ranked.front().name, "lo");
+  EXPECT_EQ(choice.reason, "no other interface is up and running (loopback reaches this host only)");
+}
+
 TEST(ChooseInterfaces, RouteTowardRootComesFirst) {
   SocketAddress root, local;
   ASSERT_TRUE(SocketAddress::parse("10.1.0.1:1234", 0, &root).ok());
