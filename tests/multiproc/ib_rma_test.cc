@@ -3,11 +3,12 @@
 // network backend, forced to IB (NCCL_NET=IB). Each put is one write straight into the
 // peer's window and each signal its immediate value; the tests check the data, the order
 // (several puts then one zero-length signal), the errors (a put past the window's end, a
-// window its owner could not register for remote writes) and that nothing hangs. They need
-// an ACTIVE verbs port and skip, saying why, without one (label rdma: in the soft-RoCE VM,
-// ctest -L rxe, they run for real).
+// window its owner could not register for remote writes, a peer that vanished) and that
+// nothing hangs. They need an ACTIVE verbs port and skip, saying why, without one (label
+// rdma: in the soft-RoCE VM, ctest -L rxe, they run for real).
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -125,6 +126,39 @@ BRAID_CHILD_SCENARIO(ib_rma_unwritable) {
   return 0;
 }
 
+// args: id. Rank 1 ends abruptly (no destroy) once its connection to rank 0 is up; rank 0
+// keeps putting into it: a put must fail with a named error (the write's completion error
+// when the QP gives up first, else the watchdog's word that rank 1 is gone), never hang.
+BRAID_CHILD_SCENARIO(ib_rma_peer_gone) {
+  ncclUniqueId id = argToId(ctx.args[0]);
+  const int r = ctx.index;
+  ncclComm_t comm = nullptr;
+  CHILD_OK(ncclCommInitRank(&comm, 2, id, r));
+  std::vector<int> window(1 << 14, 0), source(1 << 14, 5);
+  ncclWindow_t win = nullptr;
+  CHILD_OK(ncclCommWindowRegister(comm, window.data(), window.size() * sizeof(int), &win, NCCL_WIN_DEFAULT));
+  if (r == 1) {
+    CHILD_OK(ncclSignal(0, 0, 0, 0, comm, nullptr));
+    ncclWaitSignalDesc_t fromZero = {1, 0, 0, 0};
+    CHILD_OK(ncclWaitSignal(1, &fromZero, comm, nullptr));
+    std::fflush(stdout);
+    _exit(0);
+  }
+  ncclWaitSignalDesc_t fromOne = {1, 1, 0, 0};
+  CHILD_OK(ncclWaitSignal(1, &fromOne, comm, nullptr));
+  ncclResult_t result = ncclSuccess;
+  int puts = 0;
+  for (; puts < 100000 && result == ncclSuccess; ++puts) {
+    result = ncclPutSignal(source.data(), source.size(), ncclInt32, 1, win, 0, 0, 0, 0, comm, nullptr);
+  }
+  std::printf("after %d put(s): %d: %s\n", puts, static_cast<int>(result), ncclGetLastError(comm));
+  CHILD_CHECK(result != ncclSuccess);
+  CHILD_CHECK(std::string(ncclGetLastError(comm)).find("rank 1") != std::string::npos ||
+              std::string(ncclGetLastError(comm)).find("NET/IB") != std::string::npos);
+  (void)ncclCommAbort(comm);
+  return 0;
+}
+
 std::map<std::string, std::string> rmaEnv(int rank) {
   return {{"NCCL_NET", "IB"},
           {"NCCL_SHM_DISABLE", "1"},
@@ -177,6 +211,19 @@ TEST_F(IbOneSided, AWindowNotRegisteredForRemoteWritesIsANamedError) {
         std::printf("%s\n", result.output.substr(at, result.output.find('\n', at) - at).c_str());
     }
   }
+}
+
+TEST_F(IbOneSided, PutsToAPeerThatVanishedFailWithANamedError) {
+  auto results = runScenario("ib_rma_peer_gone", 2, {idToArg(freshId())}, kRmaTimeout, [](int rank) {
+    auto env = rmaEnv(rank);
+    env["NCCL_IB_TIMEOUT"] = "12";  // ~17 ms per try: the QP gives up within a second
+    env["NCCL_IB_RETRY_CNT"] = "2";
+    return env;
+  });
+  expectAllSucceeded(results);
+  size_t at = results[0].output.find("after ");
+  ASSERT_NE(at, std::string::npos) << results[0].output;
+  std::printf("%s\n", results[0].output.substr(at, results[0].output.find('\n', at) - at).c_str());
 }
 
 }  // namespace
