@@ -9,8 +9,14 @@ set -euo pipefail
 cache=${BRAID_NCCL_HEADERS_CACHE:-$HOME/.cache/braid/nccl-headers}
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(2.28.9 2.29.7 2.30.7 2.32.3)
-python=$(command -v python3 || true)
+# pip: the project's venv has it (scripts/python-venv.sh); Debian's python3 may not.
+venv_python="${BRAID_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/braid/venv}/bin/python"
+if [ -x "$venv_python" ]; then python=$venv_python; else python=$(command -v python3 || true); fi
 [ -n "$python" ] || { echo "fetch-nccl-headers: python3 is needed (pip download)" >&2; exit 1; }
+mkdir -p "$cache"
+# A second run at the same time (install-deps in the background, test-all.sh) waits here.
+exec 9>"$cache/.lock"
+flock 9
 
 for version in "${versions[@]}"; do
   dest=$cache/$version

@@ -2,9 +2,21 @@
 # Installs what building and testing Braid needs on Debian 12 (as root, or with sudo).
 # Skips apt entirely when everything is already there, so repeated runs cost nothing.
 #   --rxe  also what the soft-RoCE VM of the IB tests needs (ctest -L rxe; docs/testing.md)
-# Then the Python virtual environment of the PyTorch backend (scripts/python-venv.sh).
+#   --python-in-background  do the downloads below in the background (test-all.sh waits
+#          for them just before the build that needs them, so they overlap the other builds)
+# Then the Python virtual environment of the PyTorch backend (scripts/python-venv.sh, about
+# 2.7 GB from PyPI the first time) and NVIDIA's headers for the ABI tests.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+rxe=0
+background=0
+for arg in "$@"; do
+  case "$arg" in
+    --rxe) rxe=1 ;;
+    --python-in-background) background=1 ;;
+    *) echo "install-deps: unknown argument $arg (--rxe, --python-in-background)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake pkg-config ninja-build
@@ -28,7 +40,7 @@ packages=(
   # here: the harness starts its own, with its own configuration and key.
   slurmd slurmctld slurm-client munge openmpi-bin
 )
-if [ "${1:-}" = "--rxe" ]; then
+if [ "$rxe" = 1 ]; then
   # QEMU and an initramfs toolbox for the guest; the rxe provider of libibverbs.
   packages+=(qemu-system-x86 busybox-static cpio kmod xz-utils ibverbs-providers)
 fi
@@ -53,5 +65,18 @@ else
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-fetch_headers
-bash "$here/python-venv.sh"
+# The venv first: its pip fetches the headers too (Debian's python3 may lack pip).
+python_setup() {
+  bash "$here/python-venv.sh"
+  fetch_headers
+}
+if [ "$background" = 1 ]; then
+  log="${XDG_CACHE_HOME:-$HOME/.cache}/braid/python-setup.log"
+  mkdir -p "$(dirname "$log")"
+  # Both scripts hold a lock while they work, so a second run (test-all.sh's) waits for this
+  # one and then finds everything there, or does what it left undone and shows the errors.
+  (python_setup >"$log" 2>&1 &)
+  echo "install-deps: the Python venv and NVIDIA's headers are being set up in the background ($log)"
+else
+  python_setup
+fi

@@ -3,13 +3,16 @@
 # why, and keeps the time budget (30 minutes on a fresh 2-core machine) with the latest
 # figures.
 #   1. formatting check (clang-format, the committed .clang-format);
-#   2. the normal build (warnings are errors, CUDA kernels for one architecture when nvcc
-#      exists) and every test but the soak;
-#   3. AddressSanitizer + UndefinedBehaviorSanitizer build: every host test (the collective
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build: every host test (the collective
 #      matrix in its quick form, without the multi-GiB test), the tools and benchmarks;
-#   4. ThreadSanitizer build: every test that shares memory or threads (binaries marked
+#   3. ThreadSanitizer build: every test that shares memory or threads (binaries marked
 #      PURE compute in one thread and are not built there);
-#   5. libFuzzer targets (clang) for every parser of outside input, each for a bounded time.
+#   4. the Python venv and NVIDIA's headers, which `install-deps.sh --python-in-background`
+#      has been downloading meanwhile (waits for it; does what is left when run alone);
+#   5. the normal build (warnings are errors, CUDA kernels for one architecture when nvcc
+#      exists, the PyTorch backend against the venv's torch) and every test but the soak;
+#   6. libFuzzer targets (clang) for every parser of outside input, each for a bounded time.
+# The sanitizer builds come first because they need neither the venv nor the headers.
 # Sanitizer builds leave CUDA out: they check host code, which is all that runs here.
 #
 # Tests run with more ctest slots than cores (BRAID_TEST_JOBS, default 8): most cases spend
@@ -80,13 +83,6 @@ trap print_table EXIT
 step "format check"
 bash scripts/check-format.sh
 
-step "build"
-# The developers' default configuration (RelWithDebInfo with line tables, CMakeLists.txt), so
-# that a developer's build on this machine has filled the compiler cache for it.
-bash scripts/build.sh build
-step "tests"
-(cd build && ctest --output-on-failure -j"$jobs" --timeout 1200 -LE soak)
-
 step "build with AddressSanitizer + UndefinedBehaviorSanitizer"
 bash scripts/build.sh build-asan -DBRAID_SANITIZE=address,undefined -DBRAID_CUDA=OFF -DBRAID_BUILD_TOOLS=ON
 step "tests under ASan + UBSan"
@@ -100,6 +96,17 @@ step "tests under TSan (threads and shared memory)"
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   BRAID_TEST_MATRIX=quick BRAID_TEST_INIT_CYCLES=100 BRAID_TEST_ABORT_CYCLES=20 \
   ctest --output-on-failure -j"$jobs" --timeout 900 -L "unit|multiproc" -LE "large|soak")
+
+step "Python venv and NVIDIA's headers (set up by install-deps in the background)"
+bash scripts/python-venv.sh
+bash scripts/fetch-nccl-headers.sh || echo "test-all: NVIDIA's headers not fetched; tests/abi skips them"
+
+step "build"
+# The developers' default configuration (RelWithDebInfo with line tables, CMakeLists.txt), so
+# that a developer's build on this machine has filled the compiler cache for it.
+bash scripts/build.sh build
+step "tests"
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 1200 -LE soak)
 
 step "fuzz targets (clang + libFuzzer, ${BRAID_FUZZ_SECONDS:-20} s each)"
 CC=clang CXX=clang++ BRAID_TARGETS=braid_fuzzers bash scripts/build.sh build-fuzz -DBRAID_FUZZ=ON \

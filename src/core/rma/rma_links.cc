@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "transport/net/net_rdma.h"
-#include "util/format.h"
 #include "util/log.h"
 
 namespace braid {
@@ -21,12 +20,6 @@ void pause(int turn) {
   } else {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
-}
-
-// A transfer that did not finish in time: WARNed, unless the caller only tries.
-Status notInTime(const RmaWaitBounds& bounds, const std::string& message) {
-  if (bounds.quiet) return Status(ncclRemoteError, message);
-  return BRAID_ERROR(ncclRemoteError, "%s", message.c_str());
 }
 
 }  // namespace
@@ -68,9 +61,11 @@ Status RmaLinks::wait(NetRequest* request, int peer, const RmaWaitBounds& bounds
     if (aborted(bounds.abort))
       return Status(ncclRemoteError, std::string(what) + " to " + peerNames_[peer] + " aborted");
     if (bounds.deadline.expired()) {
-      return notInTime(bounds, strFormat("%s to %s did not complete within BRAID_TIMEOUT=%g s: that rank is stuck, "
-                                         "stopped or much slower than this one",
-                                         what, peerNames_[peer].c_str(), bounds.timeoutSec));
+      if (bounds.quiet) return Status(ncclRemoteError, std::string(what) + " to " + peerNames_[peer] + " timed out");
+      return BRAID_ERROR(ncclRemoteError,
+                         "%s to %s did not complete within BRAID_TIMEOUT=%g s: that rank is stuck, stopped or much "
+                         "slower than this one",
+                         what, peerNames_[peer].c_str(), bounds.timeoutSec);
     }
     pause(turn);
   }
@@ -84,8 +79,9 @@ Status RmaLinks::post(Link& link, int peer, const void* data, size_t bytes, uint
     if (request) break;
     if (aborted(bounds.abort)) return Status(ncclRemoteError, std::string(what) + " aborted");
     if (bounds.deadline.expired()) {
-      return notInTime(bounds, strFormat("%s to %s could not start within BRAID_TIMEOUT=%g s", what,
-                                         peerNames_[peer].c_str(), bounds.timeoutSec));
+      if (bounds.quiet) return Status(ncclRemoteError, std::string(what) + " to " + peerNames_[peer] + " timed out");
+      return BRAID_ERROR(ncclRemoteError, "%s to %s could not start within BRAID_TIMEOUT=%g s", what,
+                         peerNames_[peer].c_str(), bounds.timeoutSec);
     }
     pause(turn);
   }
@@ -97,7 +93,9 @@ void RmaLinks::sayGoodbye(Deadline deadline) {
   std::lock_guard<std::mutex> lock(mutex_);
   RmaWaitBounds bounds;
   bounds.deadline = deadline;
-  bounds.quiet = true;  // a peer that went first cannot acknowledge: nothing is wrong
+  // The peer may have destroyed its communicator already (the end of a job): a goodbye
+  // that does not go through in time is normal, and says so at INFO level only.
+  bounds.quiet = true;
   for (size_t peer = 0; peer < links_.size(); ++peer) {
     Link* link = links_[peer].get();
     if (!link || !link->comm || !link->broken.empty()) continue;
@@ -130,8 +128,9 @@ Status RmaLinks::postWrite(Link& link, int peer, uint32_t immediate, const void*
     if (request) break;
     if (aborted(bounds.abort)) return Status(ncclRemoteError, std::string(what) + " aborted");
     if (bounds.deadline.expired()) {
-      return notInTime(bounds, strFormat("%s to %s could not start within BRAID_TIMEOUT=%g s", what,
-                                         peerNames_[peer].c_str(), bounds.timeoutSec));
+      if (bounds.quiet) return Status(ncclRemoteError, std::string(what) + " to " + peerNames_[peer] + " timed out");
+      return BRAID_ERROR(ncclRemoteError, "%s to %s could not start within BRAID_TIMEOUT=%g s", what,
+                         peerNames_[peer].c_str(), bounds.timeoutSec);
     }
     pause(turn);
   }

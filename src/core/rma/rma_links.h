@@ -31,8 +31,8 @@ struct RmaWaitBounds {
   const AbortFlag* abort = nullptr;
   Deadline deadline = Deadline::never();
   double timeoutSec = 0;  // for the message
-  // Best effort (a goodbye at teardown, when the peer may be gone already): a timeout is
-  // returned without a WARN.
+  // A wait whose expiry is expected and harmless (the goodbye to a peer that may be gone
+  // already): its error is returned for an INFO line, not logged as a WARN.
   bool quiet = false;
 };
 
