@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it (.ci/run). docs/testing.md says what runs where and
 # why, and keeps the time budget (30 minutes on a fresh 2-core machine) with the latest
 # figures.
-#   1. formatting check (clang-format, the committed .clang-format);
+#   1. formatting check (clang-format, the committed .clang-format) and the include-layer
+#      check (scripts/check-layers.sh: dependencies point down, docs/design.md);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: every host test (the collective
 #      matrix in its quick form, without the multi-GiB test), the tools and benchmarks;
 #   3. ThreadSanitizer build: every test that shares memory or threads (binaries marked
@@ -80,8 +81,9 @@ print_table() {
 trap print_table EXIT
 
 # --- the suite -------------------------------------------------------------------------
-step "format check"
+step "format and include-layer checks"
 bash scripts/check-format.sh
+bash scripts/check-layers.sh
 
 step "build with AddressSanitizer + UndefinedBehaviorSanitizer"
 bash scripts/build.sh build-asan -DBRAID_SANITIZE=address,undefined -DBRAID_CUDA=OFF -DBRAID_BUILD_TOOLS=ON

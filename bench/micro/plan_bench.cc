@@ -13,12 +13,12 @@
 #include <utility>
 #include <vector>
 
-#include "algorithms/algo_proto.h"
-#include "algorithms/ring.h"
-#include "algorithms/tree.h"
-#include "algorithms/tuning.h"
-#include "core/rank_layout.h"
 #include "micro_bench.h"
+#include "planning/algo_proto.h"
+#include "planning/rank_layout.h"
+#include "planning/ring.h"
+#include "planning/tree.h"
+#include "planning/tuning.h"
 
 namespace braid::bench {
 namespace {

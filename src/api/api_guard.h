@@ -1,15 +1,15 @@
 // The C boundary. Every exported function is defined with BRAID_API, which also defines
 // its pncclX profiling alias (ncclX is weak so that a profiler can interpose it and call
-// pncclX). Its body runs inside apiCall(): the only place in Braid that catches
-// exceptions. A failing Status becomes the return code and the text of ncclGetLastError;
+// pncclX). Its body runs inside apiCall(), which catches every exception (see
+// util/exception_guard.h for the only other places that catch: the tops of Braid's own
+// threads). A failing Status becomes the return code and the text of ncclGetLastError;
 // nothing escapes into the caller's C code.
 #pragma once
 
-#include <new>
-
-#include "core/comm.h"
-#include "core/comm_registry.h"
-#include "core/last_error.h"
+#include "core/health/last_error.h"
+#include "core/lifecycle/comm.h"
+#include "core/lifecycle/comm_registry.h"
+#include "util/exception_guard.h"
 #include "util/format.h"
 #include "util/log.h"
 #include "util/status.h"
@@ -42,16 +42,8 @@ ncclResult_t apiCall(const char* fn, Comm* comm, Body&& body, CommHold hold = Co
     Status status = body();
     if (status.code() != ncclSuccess && status.code() != ncclInProgress) publishFailure(fn, comm, status);
     return status.code();
-  } catch (const std::bad_alloc&) {
-    Status status = BRAID_ERROR(ncclSystemError, "%s: out of host memory", fn);
-    publishFailure(fn, comm, status);
-    return status.code();
-  } catch (const std::exception& e) {
-    Status status = BRAID_ERROR(ncclInternalError, "%s: unexpected internal exception: %s", fn, e.what());
-    publishFailure(fn, comm, status);
-    return status.code();
   } catch (...) {
-    Status status = BRAID_ERROR(ncclInternalError, "%s: unexpected internal exception", fn);
+    Status status = exceptionToStatus(fn);
     publishFailure(fn, comm, status);
     return status.code();
   }

@@ -1,7 +1,7 @@
 // Collectives, point-to-point and reduction operators.
 #include "api/api_guard.h"
-#include "core/buffer_check.h"
-#include "core/enqueue.h"
+#include "core/enqueue/buffer_check.h"
+#include "core/enqueue/enqueue.h"
 #include "kernels/reduce/numeric_types.h"
 
 using braid::Status;

@@ -1,7 +1,7 @@
 // The nccl*Config collectives (NCCL 2.31): the plain collectives with a per-call
-// ncclCollConfig_t (core/coll_config.h); config == NULL is the plain call.
+// ncclCollConfig_t (core/enqueue/coll_config.h); config == NULL is the plain call.
 #include "api/api_guard.h"
-#include "core/enqueue.h"
+#include "core/enqueue/enqueue.h"
 
 using braid::Status;
 namespace api = braid::api;

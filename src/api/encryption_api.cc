@@ -1,6 +1,6 @@
 // ncclSetEncryption (NCCL 2.32): TLS for the process's TCP connections.
 #include "api/api_guard.h"
-#include "core/encryption.h"
+#include "core/config/encryption.h"
 
 using braid::Status;
 namespace api = braid::api;

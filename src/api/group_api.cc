@@ -1,6 +1,6 @@
 // Group calls.
 #include "api/api_guard.h"
-#include "core/group.h"
+#include "core/enqueue/group.h"
 
 using braid::Status;
 namespace api = braid::api;

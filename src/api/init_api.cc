@@ -3,10 +3,10 @@
 
 #include "api/api_guard.h"
 #include "braid/host_mode.h"
-#include "core/comm_init.h"
-#include "core/data_path.h"
-#include "core/encryption.h"
-#include "core/execution_mode.h"
+#include "core/config/encryption.h"
+#include "core/config/execution_mode.h"
+#include "core/datapath/data_path.h"
+#include "core/lifecycle/comm_init.h"
 
 using braid::Status;
 namespace api = braid::api;
@@ -122,7 +122,7 @@ BRAID_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
 BRAID_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
   return api::apiCall("ncclCommFinalize", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommFinalize"));
-    ncclResult_t state = comm->asyncError.load();
+    ncclResult_t state = comm->health.asyncError();
     if (state == ncclInProgress) {
       return BRAID_ERROR(ncclInvalidUsage,
                          "ncclCommFinalize: the communicator is still initializing (wait until "

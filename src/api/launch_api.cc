@@ -9,10 +9,10 @@
 #include "api/api_guard.h"
 #include "bootstrap/launch/launcher_env.h"
 #include "bootstrap/launch/rendezvous.h"
-#include "core/comm_init.h"
-#include "core/encryption.h"
-#include "core/execution_mode.h"
-#include "core/params.h"
+#include "core/config/encryption.h"
+#include "core/config/execution_mode.h"
+#include "core/config/params.h"
+#include "core/lifecycle/comm_init.h"
 #include "util/env.h"
 
 using braid::Status;

@@ -3,8 +3,8 @@
 #include <cstring>
 
 #include "api/api_guard.h"
-#include "core/comm_init.h"
-#include "core/comm_lifecycle.h"
+#include "core/lifecycle/comm_init.h"
+#include "core/lifecycle/comm_lifecycle.h"
 
 using braid::Status;
 namespace api = braid::api;

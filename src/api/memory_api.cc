@@ -1,7 +1,7 @@
 // Memory allocation and registration.
 #include "api/api_guard.h"
-#include "core/buffer_check.h"
-#include "core/mem_alloc.h"
+#include "core/enqueue/buffer_check.h"
+#include "core/memory/mem_alloc.h"
 
 using braid::Status;
 namespace api = braid::api;

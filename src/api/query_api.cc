@@ -51,7 +51,7 @@ BRAID_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* as
   return api::apiCall("ncclCommGetAsyncError", comm, [&]() -> Status {
     BRAID_CHECK(api::checkComm(comm, "ncclCommGetAsyncError"));
     BRAID_CHECK(api::checkPointer(asyncError, "ncclCommGetAsyncError", "asyncError"));
-    *asyncError = comm->asyncError.load();
+    *asyncError = comm->health.asyncError();
     return braid::okStatus();
   });
 }

@@ -1,5 +1,5 @@
 // The performance model of a searched topology: the tuning model's inputs
-// (algorithms/tuning.h) from the rings' bandwidth and the path types they cross, and the
+// (planning/tuning.h) from the rings' bandwidth and the path types they cross, and the
 // bus bandwidth it predicts for AllReduce — what braid-topo and the INFO log print. The
 // plan uses the same tuning model (chooseAlgorithm) with NCCL_ALGO / NCCL_PROTO.
 #pragma once
@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "algorithms/tuning.h"
+#include "planning/tuning.h"
 #include "topology/search.h"
 
 namespace braid {

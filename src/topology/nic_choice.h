@@ -3,7 +3,7 @@
 // rank's own socket, through however many PCIe switches; SYS across sockets), then by
 // the path's bandwidth. Ranks of one host that find several equally close devices spread
 // over them by local rank. Pure (graph + placement + candidates in, order out), so that
-// tests choose on fixture machines; the network backends apply it (core/nic_preference.h).
+// tests choose on fixture machines; the data path applies it (core/datapath/rank_topology.h).
 #pragma once
 
 #include <string>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/algo_proto.h"
+#include "planning/algo_proto.h"
 #include "topology/graph.h"
 #include "topology/model.h"
 #include "topology/paths.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "algorithms/tree.h"
+#include "planning/tree.h"
 #include "topology/search_engine.h"
 #include "topology/search_system.h"
 #include "util/format.h"

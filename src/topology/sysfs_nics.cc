@@ -8,9 +8,9 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 
 #include "util/format.h"
+#include "util/text_file.h"
 
 namespace braid {
 
@@ -27,13 +27,6 @@ std::vector<std::string> listDir(const std::string& path) {
   closedir(dir);
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string readLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (in) std::getline(in, line);
-  return std::string(trim(line));
 }
 
 std::string busIdOfDevice(const std::string& deviceLink) {
@@ -74,7 +67,7 @@ Status listSysfsPorts(const std::string& sysfsRoot, std::vector<SysfsPort>* out)
   for (const std::string& dev : listDir(ibRoot)) {
     std::string base = ibRoot + "/" + dev;
     std::string busId = busIdOfDevice(base + "/device");
-    std::string guid = readLine(base + "/node_guid");
+    std::string guid = readFirstLine(base + "/node_guid");
     for (const std::string& portName : listDir(base + "/ports")) {
       int port = 0;
       if (!parseDecimal(portName, &port)) continue;
@@ -84,9 +77,9 @@ Status listSysfsPorts(const std::string& sysfsRoot, std::vector<SysfsPort>* out)
       p.port = port;
       p.guid = guid;
       p.infiniband = true;
-      p.linkLayer = readLine(base + "/ports/" + portName + "/link_layer");
+      p.linkLayer = readFirstLine(base + "/ports/" + portName + "/link_layer");
       // "200 Gb/sec (4X HDR)"
-      std::string rate = readLine(base + "/ports/" + portName + "/rate");
+      std::string rate = readFirstLine(base + "/ports/" + portName + "/rate");
       double gbps = std::strtod(rate.c_str(), nullptr);
       if (gbps > 0 && gbps < 1e5) p.speedMbps = static_cast<int64_t>(gbps * 1000);
       out->push_back(p);
@@ -98,10 +91,10 @@ Status listSysfsPorts(const std::string& sysfsRoot, std::vector<SysfsPort>* out)
     SysfsPort p;
     p.name = ifname;
     p.busId = busIdOfDevice(netRoot + "/" + ifname + "/device");
-    std::string speed = readLine(netRoot + "/" + ifname + "/speed");
+    std::string speed = readFirstLine(netRoot + "/" + ifname + "/speed");
     int64_t mbps = 0;
     if (parseDecimal(speed, &mbps) && mbps > 0) p.speedMbps = mbps;
-    std::string type = readLine(netRoot + "/" + ifname + "/type");
+    std::string type = readFirstLine(netRoot + "/" + ifname + "/type");
     p.linkLayer = type == "32" ? "InfiniBand" : "Ethernet";  // ARPHRD_INFINIBAND: IPoIB
     out->push_back(p);
   }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 
 namespace braid {
 

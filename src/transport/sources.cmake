@@ -11,7 +11,3 @@ list(APPEND BRAID_SOURCES
   transport/net/net_transport.cc
   transport/net/proxy.cc
 )
-# GPU mode's connector memory (CUDA runtime calls): only in builds with CUDA.
-if(BRAID_CUDA_ENABLED)
-  list(APPEND BRAID_SOURCES transport/device_memory.cc)
-endif()

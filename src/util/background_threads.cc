@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "util/log.h"
+#include "util/exception_guard.h"
 
 namespace braid {
 
@@ -24,11 +24,11 @@ class BackgroundThreads {
     auto entry = std::make_unique<Entry>();
     Entry* raw = entry.get();
     raw->thread = std::thread([this, raw, body = std::move(body)]() {
-      try {
+      // exceptionToStatus logs the failure; nobody waits for this thread's result.
+      (void)guardedCall("a background thread", [&] {
         body(stop_);
-      } catch (const std::exception& e) {
-        BRAID_WARN("background thread failed: %s", e.what());
-      }
+        return okStatus();
+      });
       raw->done.store(true);
     });
     entries_.push_back(std::move(entry));

@@ -111,7 +111,7 @@ std::vector<NetInterface> fallbackInterfaces(const InterfaceChoice& choice, size
   return out;
 }
 
-bool parseSocketFamily(const std::string& text, int* family) {
+bool parseAddressFamily(const std::string& text, int* family) {
   std::string value(trim(text));
   for (const char* name : {"AF_INET", "INET", "IPV4", "4"}) {
     if (equalsIgnoreCase(value, name)) {

@@ -61,7 +61,8 @@ Status chooseInterfaces(const std::vector<NetInterface>& all, const InterfacePol
 // own host.
 std::vector<NetInterface> fallbackInterfaces(const InterfaceChoice& choice, size_t max);
 
-// Parses NCCL_SOCKET_FAMILY ("AF_INET", "AF_INET6", also "inet", "ipv4", "4", ...).
-bool parseSocketFamily(const std::string& text, int* family);
+// Parses an address family as NCCL_SOCKET_FAMILY and NCCL_IB_ADDR_FAMILY take it: NCCL's
+// "AF_INET" and "AF_INET6", also "inet", "ipv4", "4", "inet6", "ipv6", "6" (any case).
+bool parseAddressFamily(const std::string& text, int* family);
 
 }  // namespace braid

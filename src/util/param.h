@@ -1,4 +1,4 @@
-// Typed configuration parameters. Each parameter is declared once (src/core/params.cc
+// Typed configuration parameters. Each parameter is declared once (src/core/config/params.cc
 // holds Braid's table) with its name, default, bounds and a line of help; reading it
 // consults EnvSource (environment, then configuration files). A malformed or out-of-range
 // value is reported once, as a WARN naming the variable, the value and what is used

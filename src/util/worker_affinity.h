@@ -1,5 +1,5 @@
 // Binding Braid's own worker threads (channel workers, the network proxy, socket helper
-// threads) to the CPUs the rank's topology placement chose (core/rank_topology.h). Each
+// threads) to the CPUs the rank's topology placement chose (core/datapath/rank_topology.h). Each
 // thread binds itself as it starts, so that no creator has to track them.
 #pragma once
 

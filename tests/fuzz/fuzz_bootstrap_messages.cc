@@ -10,7 +10,7 @@
 
 #include "bootstrap/unique_id.h"
 #include "bootstrap/wire.h"
-#include "core/watchdog_frame.h"
+#include "core/health/watchdog_frame.h"
 #include "transport/net/socket/socket_wire.h"
 #include "util/socket_address.h"
 

@@ -9,7 +9,7 @@
 
 #include "braid/host_mode.h"
 #include "braid/version.h"
-#include "core/cuda_device.h"
+#include "core/memory/cuda_device.h"
 #include "last_error.h"
 #include "nccl.h"
 

@@ -1,15 +1,15 @@
 // Which buffers a communicator accepts: the GPU-mode verdicts over every answer
 // cudaPointerGetAttributes can give, the PreMulSum device scalar's, and the host-mode check
 // through a communicator (with a stand-in driver).
-#include "core/buffer_check.h"
+#include "core/enqueue/buffer_check.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 
-#include "core/data_path.h"  // a Comm's parts, complete for its destructor
-#include "core/watchdog.h"
+#include "core/datapath/data_path.h"  // a Comm's parts, complete for its destructor
+#include "core/health/watchdog.h"
 #include "text_assertions.h"
 #include "util/cuda_pointer.h"
 

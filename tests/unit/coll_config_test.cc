@@ -1,13 +1,13 @@
 // ncclCollConfig_t: read by the caller's size and version, checked field by field, and
 // turned into the pairs and channel bounds the planner honours.
-#include "core/coll_config.h"
+#include "core/enqueue/coll_config.h"
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
 #include <string>
 
-#include "algorithms/alg_selection.h"
+#include "planning/alg_selection.h"
 
 namespace braid {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/comm_config.h"
-#include "core/rank_layout.h"
+#include "core/config/comm_config.h"
+#include "planning/rank_layout.h"
 
 namespace braid {
 namespace {

@@ -1,6 +1,6 @@
 // ncclMemAlloc in GPU mode, the pure part: VMM or cudaMalloc, rounding, shareable handle,
 // the devices given access; and the table ncclMemFree consults.
-#include "core/device_alloc_plan.h"
+#include "core/memory/device_alloc_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The execution mode decision (GPU mode on which device, or host mode and why) over every
 // BRAID_DEVICE value, per-communicator request and CUDA answer; ncclCommInitAll's devlist
 // checks; and the checks over the bootstrap's peer table (duplicate GPU, mixed modes).
-#include "core/execution_mode.h"
+#include "core/config/execution_mode.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 // is an error (or a go) on all existing ranks alike.
 #include <gtest/gtest.h>
 
-#include "core/comm_lifecycle.h"
+#include "core/lifecycle/comm_lifecycle.h"
 
 namespace braid {
 namespace {

@@ -147,11 +147,11 @@ TEST(ChooseInterfaces, FamilyFilter) {
 
 TEST(SocketFamily, Parses) {
   int family = 0;
-  EXPECT_TRUE(parseSocketFamily("AF_INET", &family));
+  EXPECT_TRUE(parseAddressFamily("AF_INET", &family));
   EXPECT_EQ(family, AF_INET);
-  EXPECT_TRUE(parseSocketFamily("af_inet6", &family));
+  EXPECT_TRUE(parseAddressFamily("af_inet6", &family));
   EXPECT_EQ(family, AF_INET6);
-  EXPECT_FALSE(parseSocketFamily("AF_UNIX", &family));
+  EXPECT_FALSE(parseAddressFamily("AF_UNIX", &family));
 }
 
 TEST(ListInterfaces, LiveMachineHasLoopback) {

@@ -1,12 +1,12 @@
 // GPU mode's choice between CUDA IPC (P2P) and shared memory: NCCL_P2P_LEVEL's grammar,
 // bus ids, paths between GPUs of real machines' topologies, and the decision with its
 // reasons.
-#include "core/p2p_policy.h"
+#include "core/datapath/p2p_policy.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "core/data_path_settings.h"
+#include "core/datapath/data_path_settings.h"
 #include "topology/topology_fixture.h"
 
 namespace braid {

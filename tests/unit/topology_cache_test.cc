@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "core/topology_cache.h"
+#include "core/datapath/topology_cache.h"
 
 namespace braid {
 namespace {

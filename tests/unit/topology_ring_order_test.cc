@@ -1,7 +1,7 @@
 // GPU mode's ring order: where a rank's GPU sits in its host's searched ring, and each
 // node's ranks sorted by those places — or kept in rank order, with a note, when a rank
 // found no place or two ranks claim one.
-#include "core/topology_ring_order.h"
+#include "core/datapath/topology_ring_order.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "core/comm.h"
+#include "core/lifecycle/comm.h"
 #include "util/host_identity.h"
 
 namespace braid::doctor {

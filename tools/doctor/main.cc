@@ -16,8 +16,8 @@
 
 #include "braid/launch.h"
 #include "braid/version.h"
-#include "core/comm.h"
-#include "core/data_path.h"
+#include "core/datapath/data_path.h"
+#include "core/lifecycle/comm.h"
 #include "findings.h"
 #include "gather.h"
 #include "hello.h"

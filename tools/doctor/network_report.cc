@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "core/comm.h"
-#include "core/params.h"
+#include "core/config/params.h"
+#include "core/lifecycle/comm.h"
 #include "util/format.h"
 #include "util/net_interfaces.h"
 #include "util/socket.h"
@@ -35,9 +35,8 @@ void collectInterfaces(const Comm& comm, RankInfo* info) {
   // route toward the root), with rank 0's listener standing for the root: in a launcher
   // job the root runs in rank 0's process, on its bootstrap interface.
   InterfacePolicy policy;
-  policy.ifnameSpec = params::kSocketIfname.get();
-  std::string family = params::kSocketFamily.get();
-  if (!family.empty()) parseSocketFamily(family, &policy.family);
+  policy.ifnameSpec = comm.socketSettings.ifname;  // as the communicator read them at init
+  policy.family = comm.socketSettings.family;
   const auto& peers = comm.bootstrap->peers();
   SocketAddress root, routeLocal;
   if (!peers.empty()) root = peers.front().bootstrap;
@@ -120,7 +119,7 @@ void collectIb(RankInfo* info) {
   }
   GidPolicy policy;
   policy.forcedIndex = static_cast<int>(params::kIbGidIndex.get());
-  parseAddrFamily(params::kIbAddrFamily.get(), &policy.family);
+  parseAddressFamily(params::kIbAddrFamily.get(), &policy.family);
   Status range = parseGidRange(params::kIbAddrRange.get(), &policy.range);
   policy.roceVersion = static_cast<int>(params::kIbRoceVersion.get());
   for (const IbPort& port : ports) {

@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "core/params.h"
-#include "core/topology_report.h"
+#include "core/config/params.h"
+#include "core/datapath/topology_report.h"
 #include "topology/detect.h"
 #include "topology/report.h"
 #include "util/format.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/p2p_policy.h"
+#include "core/datapath/p2p_policy.h"
 #include "topology/detect.h"
 #include "topology/graph_xml.h"
 #include "topology/nccl_xml.h"
@@ -115,7 +115,7 @@ int parseArgs(int argc, char** argv, Options* o) {
   return 0;
 }
 
-// What host mode does for a rank on `cpus` (core/rank_topology.cc applies the same two
+// What host mode does for a rank on `cpus` (core/datapath/rank_topology.cc applies the same two
 // functions at init): its node, its worker threads' CPUs, every port in order of use.
 std::vector<std::string> placementLines(const braid::TopoGraph& graph, const braid::CpuSet& cpus, int localRank) {
   using braid::strFormat;

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <map>
 
-#include "core/data_path.h"
+#include "core/datapath/data_path.h"
 #include "core/rma/rma_state.h"
 #include "exec/host/host_exec.h"
 #include "util/format.h"

@@ -1,6 +1,6 @@
 #include "core/rma/rma_board.h"
 
-#include "util/futex.h"
+#include "platform/futex.h"
 
 namespace braid {
 

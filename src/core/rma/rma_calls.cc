@@ -3,9 +3,9 @@
 #include <limits>
 #include <vector>
 
-#include "core/call_checks.h"
-#include "core/comm_registry.h"
-#include "core/group.h"
+#include "core/enqueue/call_checks.h"
+#include "core/enqueue/group.h"
+#include "core/lifecycle/comm_registry.h"
 #include "core/rma/rma_state.h"
 #include "kernels/reduce/numeric_types.h"
 #include "util/format.h"

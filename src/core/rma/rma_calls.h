@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-#include "core/comm.h"
+#include "core/lifecycle/comm.h"
 #include "core/rma/window.h"
 #include "nccl.h"
 #include "util/status.h"

@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "core/comm_failure.h"
-#include "core/data_path.h"
+#include "core/datapath/data_path.h"
+#include "core/health/comm_failure.h"
 #include "util/format.h"
 #include "util/log.h"
 
@@ -41,7 +41,7 @@ RmaState::RmaState(Comm& comm, RmaShape shape) : comm_(comm), shape_(shape) {}
 RmaState::~RmaState() {
   // Peers hear that this rank's connections end here (unless it is being aborted: then
   // nothing waits), then the service thread goes: it writes into windows and onto the board.
-  if (links_ && !comm_.abortFlag.load()) links_->sayGoodbye(Deadline::afterMs(kGoodbyeMs));
+  if (links_ && !comm_.health.aborted()) links_->sayGoodbye(Deadline::afterMs(kGoodbyeMs));
   service_.reset();
   links_.reset();
   std::lock_guard<std::mutex> lock(windowsMutex_);
@@ -63,7 +63,7 @@ std::string RmaState::describe(int rank) const {
 
 RmaWaitBounds RmaState::waitBounds() const {
   RmaWaitBounds bounds;
-  bounds.abort = &comm_.abortFlag;
+  bounds.abort = comm_.health.abortFlag();
   bounds.timeoutSec = comm_.dataPath ? comm_.dataPath->settings().timeoutSec : 0;
   if (bounds.timeoutSec > 0) bounds.deadline = Deadline::afterSeconds(bounds.timeoutSec);
   return bounds;
@@ -72,9 +72,7 @@ RmaWaitBounds RmaState::waitBounds() const {
 Status RmaState::conclude(Status result) { return failOperation(&comm_, std::move(result)); }
 
 void RmaState::failFromService(const Status& failure) {
-  (void)failOperation(&comm_, failure);
-  std::lock_guard<std::mutex> lock(comm_.errorMutex);
-  if (comm_.lastError.empty()) comm_.lastError = failure.message();
+  (void)failOperation(&comm_, failure);  // records it (the first failure wins)
 }
 
 Status RmaState::initOnce() {

@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "core/comm.h"
+#include "core/lifecycle/comm.h"
 #include "core/rma/lsa_team.h"
 #include "core/rma/rma_board.h"
 #include "core/rma/rma_links.h"

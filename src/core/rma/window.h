@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/comm.h"
+#include "core/lifecycle/comm.h"
 #include "transport/net/net_rdma.h"
 #include "util/shared_region.h"
 #include "util/status.h"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/host_memory.h"
+#include "core/memory/host_memory.h"
 #include "core/rma/rma_state.h"
 #include "util/format.h"
 #include "util/log.h"

@@ -14,12 +14,12 @@
 #include <set>
 #include <thread>
 
-#include "exec/cuda/cuda_check.h"
 #include "exec/cuda/device_work.h"
 #include "exec/cuda/kernel_table.h"
 #include "exec/cuda/p2p_batches.h"
 #include "kernels/reduce/numeric_types.h"
-#include "transport/device_memory.h"
+#include "platform/cuda_check.h"
+#include "platform/device_memory.h"
 #include "util/format.h"
 #include "util/log.h"
 

@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/algo_proto.h"
 #include "kernels/algorithms/channel_share.h"
 #include "kernels/reduce/functors.h"
 #include "nccl.h"
+#include "planning/algo_proto.h"
 #include "transport/connector.h"
 #include "util/deadline.h"
 #include "util/status.h"

@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "algorithms/algo_proto.h"
 #include "kernels/reduce/functors.h"
 #include "nccl.h"
+#include "planning/algo_proto.h"
 
 namespace braid {
 

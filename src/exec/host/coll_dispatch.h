@@ -7,11 +7,11 @@
 
 #include <cstdint>
 
-#include "algorithms/algo_proto.h"
 #include "exec/host/host_exec.h"
 #include "kernels/algorithms/schedule_args.h"
 #include "kernels/reduce/functors.h"
 #include "nccl.h"
+#include "planning/algo_proto.h"
 
 namespace braid {
 

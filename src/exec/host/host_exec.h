@@ -13,9 +13,10 @@
 
 #include <ctime>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
+#include "platform/futex.h"
+#include "platform/shared_counter.h"
 #include "util/deadline.h"
-#include "util/futex.h"
 
 namespace braid {
 
@@ -28,14 +29,6 @@ struct HostWaitPolicy {
   // monotonicNs() after which a wait gives up (BRAID_TIMEOUT); 0: none.
   int64_t deadlineNs = 0;
 };
-
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 inline int64_t monotonicNs() {
   timespec ts;
@@ -58,21 +51,15 @@ class HostExec {
   // Whether *counter >= target now (never waits).
   static bool peekAtLeast(const uint64_t* counter, uint64_t target) { return loadAcquire(counter) >= target; }
 
-  static uint64_t loadAcquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-  static uint32_t loadAcquire32(const uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-  static void storeRelaxed32(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+  static uint64_t loadAcquire(const uint64_t* p) { return braid::loadAcquire(p); }
+  static uint32_t loadAcquire32(const uint32_t* p) { return braid::loadAcquire32(p); }
+  static void storeRelaxed32(uint32_t* p, uint32_t v) { braid::storeRelaxed32(p, v); }
 
-  // Publishes a counter and wakes whoever sleeps on it.
-  static void publish(uint64_t* counter, uint64_t value, uint32_t* waiters) {
-    // Sequentially consistent store and load pair with the waiter's increment of `waiters`
-    // before its last look at the counter: either it sees the new value, or this load sees
-    // it waiting. (No fences: ThreadSanitizer cannot model them.)
-    __atomic_store_n(counter, value, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(waiters, __ATOMIC_SEQ_CST) != 0) futexWakeAll(lowWord(counter));
-  }
+  // Publishes a counter and wakes whoever sleeps on it (platform/shared_counter.h).
+  static void publish(uint64_t* counter, uint64_t value, uint32_t* waiters) { publishCounter(counter, value, waiters); }
 
   // Tells a proxy which steps are wanted (see ConnShared::requested).
-  static void request(uint64_t* counter, uint64_t value) { __atomic_store_n(counter, value, __ATOMIC_RELEASE); }
+  static void request(uint64_t* counter, uint64_t value) { storeRelease(counter, value); }
 
   // Waits until *counter >= target. False when the communicator was aborted.
   bool waitAtLeast(const uint64_t* counter, uint64_t target, uint32_t* waiters) {
@@ -102,8 +89,8 @@ class HostExec {
       }
       if (pastDeadline(counter)) return false;
       __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
-      uint32_t observed = __atomic_load_n(lowWord(counter), __ATOMIC_SEQ_CST);
-      if (!ready()) futexWait(lowWord(counter), observed, policy_.sleepSliceUs);
+      uint32_t observed = __atomic_load_n(futexWordOf(counter), __ATOMIC_SEQ_CST);
+      if (!ready()) futexWait(futexWordOf(counter), observed, policy_.sleepSliceUs);
       __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
     }
   }
@@ -136,11 +123,6 @@ class HostExec {
   const uint64_t* timedOutOn() const { return timedOutOn_; }
 
  private:
-  static uint32_t* lowWord(const uint64_t* counter) {
-    // Little-endian: the low half of the counter changes with every step; futexes need 32 bits.
-    return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(counter));
-  }
-
   const AbortFlag* abort_;
   HostWaitPolicy policy_;
   bool failed_ = false;

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include "util/exception_guard.h"
 #include "util/log.h"
 #include "util/worker_affinity.h"
 
@@ -35,12 +36,7 @@ void HostExecutor::workerLoop(Worker& worker) {
       job = worker.job;
       channel = worker.channel;
     }
-    Status result;
-    try {
-      result = (*job)(channel);
-    } catch (const std::exception& e) {
-      result = Status(ncclInternalError, std::string("unexpected exception in a channel worker: ") + e.what());
-    }
+    Status result = guardedCall("a channel worker", [&] { return (*job)(channel); });
     {
       std::lock_guard<std::mutex> lock(worker.mutex);
       worker.job = nullptr;
@@ -73,7 +69,8 @@ Status HostExecutor::runChannels(int nChannels, const std::function<Status(int)>
     }
     worker.wake.notify_one();
   }
-  Status first = work(0);
+  // Channel 0 must not unwind past this frame while the workers still run `work`.
+  Status first = guardedCall("channel 0", [&] { return work(0); });
   for (int c = 1; c < nChannels; ++c) {
     Worker& worker = *workers_[c - 1];
     std::unique_lock<std::mutex> lock(doneMutex_);

@@ -23,7 +23,9 @@ class HostExecutor {
   HostExecutor(const HostExecutor&) = delete;
   HostExecutor& operator=(const HostExecutor&) = delete;
 
-  // Runs work(c) for c in [0, nChannels) concurrently and returns the first failure.
+  // Runs work(c) for c in [0, nChannels) concurrently and returns the first failure. Every
+  // channel has finished when it returns; an exception thrown by work becomes its channel's
+  // failure (util/exception_guard.h).
   Status runChannels(int nChannels, const std::function<Status(int)>& work);
   // Ends the worker threads (ncclCommSuspend); the next runChannels starts them again.
   // Not while runChannels runs.

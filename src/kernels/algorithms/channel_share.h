@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kernels/algorithms/schedule_args.h"
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 
 namespace braid {
 

@@ -12,7 +12,7 @@
 #include <cstddef>
 
 #include "kernels/common/device_macros.h"
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 
 namespace braid {
 

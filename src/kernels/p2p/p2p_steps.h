@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 #include "kernels/reduce/element_loops.h"
 
 namespace braid {

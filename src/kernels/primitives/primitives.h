@@ -44,12 +44,15 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 #include "kernels/reduce/element_loops.h"
 
 namespace braid {
 
-constexpr int kMaxPeers = 3;
+// A tree rank receives from (and sends to) each of its children at once: every tree
+// shape the connectors can carry must fit a Primitives.
+constexpr int kMaxPeers = kMaxTreeChildren;
+static_assert(kMaxPeers >= kMaxTreeChildren, "a Primitives must take every child of a tree rank");
 
 template <class Exec, template <class> class Protocol, typename T, class Fn>
 class Primitives {
@@ -58,6 +61,13 @@ class Primitives {
  public:
   BRAID_HD Primitives(Exec& exec, const Fn& fn, RecvConn* const* recvs, int nRecv, SendConn* const* sends, int nSend)
       : exec_(exec), fn_(fn), nRecv_(nRecv), nSend_(nSend) {
+    if (nRecv < 0 || nRecv > kMaxPeers || nSend < 0 || nSend > kMaxPeers) {
+      // More connectors than the arrays hold: a setup bug, reported by the executor as a
+      // failed schedule. Nothing is read, and the destructor writes nothing back.
+      nRecv_ = nSend_ = 0;
+      failed_ = true;
+      return;
+    }
     uint32_t capacity = ~0u;
     for (int i = 0; i < nRecv; ++i) {
       recvs_[i] = recvs[i];

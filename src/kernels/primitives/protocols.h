@@ -25,7 +25,7 @@
 
 #include <cstring>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 
 namespace braid {
 

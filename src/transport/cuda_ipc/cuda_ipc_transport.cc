@@ -8,8 +8,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "exec/cuda/cuda_check.h"
-#include "transport/device_memory.h"
+#include "platform/cuda_check.h"
+#include "platform/device_memory.h"
 #include "util/byte_codec.h"
 #include "util/format.h"
 #include "util/host_identity.h"

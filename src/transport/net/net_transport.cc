@@ -2,13 +2,12 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <thread>
 
 #include "util/format.h"
 #include "util/log.h"
 #if BRAID_WITH_CUDA
-#include "transport/device_memory.h"
+#include "platform/device_memory.h"
 #endif
 
 namespace braid {
@@ -22,10 +21,19 @@ class NetConnector : public Connector {
             isSend, peer,
             std::string("NET/") + backend->name() + "/" + std::to_string(device) + (gpuMode ? " (host-staged)" : ""),
             sizes) {
-    // Counters, then kSteps slots shared by both protocols (each as large as a Simple step).
+    endpoint_.backend = backend;
+    endpoint_.peerRank = peer;
+    endpoint_.isSend = isSend;
+  }
+  // The FIFO block: counters, then kSteps slots shared by both protocols (each as large as
+  // a Simple step). Separate from the constructor so that running out of memory is a Status.
+  Status allocate(const FifoSizes& sizes) {
     bytes_ = sizeof(ConnShared) + static_cast<size_t>(kSteps) * sizes.simpleStepBytes;
     block_ = static_cast<uint8_t*>(std::aligned_alloc(4096, blockBytes()));
-    if (!block_) throw std::bad_alloc();  // the API boundary reports it as ncclSystemError
+    if (!block_) {
+      return BRAID_ERROR(ncclSystemError, "out of host memory for the FIFO of a network connection (%zu bytes)",
+                         blockBytes());
+    }
     std::memset(block_, 0, bytes_);
     auto* shared = reinterpret_cast<ConnShared*>(block_);
     FifoView simple{block_ + sizeof(ConnShared), sizes.simpleStepBytes, sizes.simpleStepBytes};
@@ -35,12 +43,10 @@ class NetConnector : public Connector {
     send_.simple = recv_.simple = simple;
     send_.ll = recv_.ll = ll;
     recv_.proxied = true;
-    endpoint_.backend = backend;
-    endpoint_.peerRank = peer;
-    endpoint_.isSend = isSend;
     endpoint_.shared = shared;
     endpoint_.slots = simple.base;
     endpoint_.strideBytes = sizes.simpleStepBytes;
+    return okStatus();
   }
   // GPU mode: registers the FIFO block (host memory: the proxy moves it) for `cudaDev`
   // and fills the device views.
@@ -119,6 +125,7 @@ Status NetTransport::setupRecv(const ConnRequest& request, std::vector<uint8_t>*
                                std::unique_ptr<Connector>* out) {
   int device = deviceFor(request);
   auto connector = std::make_unique<NetConnector>(false, request.peer, sizes_, backend_, device, cudaDev_ >= 0);
+  BRAID_CHECK(connector->allocate(sizes_));
   if (cudaDev_ >= 0) BRAID_CHECK(connector->enableDevice(cudaDev_, sizes_));
   NetHandle netHandle;
   BRAID_CHECK(backend_->listen(device, &netHandle, &connector->listen_));
@@ -149,6 +156,7 @@ Status NetTransport::connectSend(const ConnRequest& request, const std::vector<u
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   auto connector = std::make_unique<NetConnector>(true, request.peer, sizes_, backend_, device, cudaDev_ >= 0);
+  BRAID_CHECK(connector->allocate(sizes_));
   if (cudaDev_ >= 0) BRAID_CHECK(connector->enableDevice(cudaDev_, sizes_));
   BRAID_CHECK(connector->attach(std::move(comm), nullptr, proxy_));
   ack->assign(1, 1);

@@ -4,14 +4,15 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "exec/host/host_exec.h"
+#include "platform/shared_counter.h"
 #include "util/format.h"
 #include "util/log.h"
 #include "util/worker_affinity.h"
 
 namespace braid {
 
-Proxy::Proxy(AbortFlag* failFlag, int rank, CpuSet cpus) : failFlag_(failFlag), rank_(rank), cpus_(std::move(cpus)) {}
+Proxy::Proxy(std::function<void()> onFailure, int rank, CpuSet cpus)
+    : onFailure_(std::move(onFailure)), rank_(rank), cpus_(std::move(cpus)) {}
 
 Proxy::~Proxy() {
   {
@@ -65,17 +66,16 @@ void Proxy::fail(Status error) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_.ok()) error_ = std::move(error);
   }
-  failed_.store(true);
-  failFlag_->store(true);
+  if (!failed_.exchange(true) && onFailure_) onFailure_();
 }
 
 bool Proxy::progressSend(NetEndpoint& e, Status* error) {
   bool moved = false;
   auto& comm = static_cast<NetSendComm&>(*e.comm);
-  uint64_t tail = HostExec::loadAcquire(&e.shared->tail);
+  uint64_t tail = loadAcquire(&e.shared->tail);
   while (e.posted < tail && e.posted - e.completed < static_cast<uint64_t>(kSteps)) {
     int slot = static_cast<int>(e.posted % kSteps);
-    uint32_t bytes = HostExec::loadAcquire32(&e.shared->sizes[slot]);
+    uint32_t bytes = loadAcquire32(&e.shared->sizes[slot]);
     NetRequest* request = nullptr;
     *error =
         e.backend->isend(comm, e.slots + static_cast<size_t>(slot) * e.strideBytes, bytes, 0, e.memHandle, &request);
@@ -92,7 +92,7 @@ bool Proxy::progressSend(NetEndpoint& e, Status* error) {
     if (!error->ok() || !done) return moved;
     e.requests[slot] = nullptr;
     ++e.completed;
-    HostExec::publish(&e.shared->head, e.completed, &e.shared->headWaiters);
+    publishCounter(&e.shared->head, e.completed, &e.shared->headWaiters);
     moved = true;
   }
   return moved;
@@ -102,7 +102,7 @@ bool Proxy::progressRecv(NetEndpoint& e, Status* error) {
   bool moved = false;
   auto& comm = static_cast<NetRecvComm&>(*e.comm);
   // Only steps the worker has asked for (and has a free slot for: requested <= head + kSteps).
-  uint64_t requested = HostExec::loadAcquire(&e.shared->requested);
+  uint64_t requested = loadAcquire(&e.shared->requested);
   while (e.posted < requested && e.posted - e.completed < static_cast<uint64_t>(kSteps)) {
     int slot = static_cast<int>(e.posted % kSteps);
     NetRequest* request = nullptr;
@@ -122,7 +122,7 @@ bool Proxy::progressRecv(NetEndpoint& e, Status* error) {
     e.requests[slot] = nullptr;
     e.shared->sizes[slot] = static_cast<uint32_t>(bytes);
     ++e.completed;
-    HostExec::publish(&e.shared->tail, e.completed, &e.shared->tailWaiters);
+    publishCounter(&e.shared->tail, e.completed, &e.shared->tailWaiters);
     moved = true;
   }
   return moved;
@@ -134,9 +134,7 @@ bool Proxy::progress(NetEndpoint& e, Status* error) {
 
 // Data a worker has published on a send connection that has not left yet: the proxy
 // must keep moving it even after the worker's operation is over.
-static bool hasUnsentData(const NetEndpoint& e) {
-  return e.isSend && HostExec::loadAcquire(&e.shared->tail) > e.completed;
-}
+static bool hasUnsentData(const NetEndpoint& e) { return e.isSend && loadAcquire(&e.shared->tail) > e.completed; }
 
 void Proxy::loop() {
   LogRankScope scope(rank_);

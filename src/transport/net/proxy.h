@@ -14,13 +14,14 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 #include "transport/net/net_backend.h"
 #include "util/cpu_set.h"
 #include "util/deadline.h"
@@ -47,9 +48,10 @@ struct NetEndpoint {
 
 class Proxy {
  public:
-  // `failFlag` is raised when the proxy fails; `abort` is watched to stop waiting.
+  // `onFailure` runs (on the proxy thread, once) when the proxy fails: the communicator
+  // raises its abort flag so that every wait ends.
   // Its thread binds itself to `cpus` (empty: left as it is).
-  Proxy(AbortFlag* failFlag, int rank, CpuSet cpus = CpuSet());
+  Proxy(std::function<void()> onFailure, int rank, CpuSet cpus = CpuSet());
   ~Proxy();
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
@@ -72,7 +74,7 @@ class Proxy {
   bool progressRecv(NetEndpoint& e, Status* error);
   void fail(Status error);
 
-  AbortFlag* failFlag_;
+  std::function<void()> onFailure_;
   int rank_;
   CpuSet cpus_;
   mutable std::mutex mutex_;

@@ -7,7 +7,7 @@
 #include "util/byte_codec.h"
 #include "util/host_identity.h"
 #if BRAID_WITH_CUDA
-#include "transport/device_memory.h"
+#include "platform/device_memory.h"
 #endif
 
 namespace braid {

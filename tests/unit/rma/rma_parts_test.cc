@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/host_memory.h"
+#include "core/memory/host_memory.h"
 #include "core/rma/lsa_team.h"
 #include "core/rma/rma_board.h"
 #include "core/rma/rma_wire.h"

@@ -7,24 +7,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "util/format.h"
+#include "util/text_file.h"
 
 namespace braid {
 
 namespace {
-
-// Reads a one-line sysfs file; false when it cannot be opened or read (EINVAL on sparse
-// GID tables, EISDIR, permissions).
-bool readLine(const std::string& path, std::string* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::string line;
-  if (!std::getline(in, line)) return false;
-  *out = std::string(trim(line));
-  return true;
-}
 
 std::string portDir(const std::string& sysfsRoot, const std::string& device, int port) {
   return sysfsRoot + "/class/infiniband/" + device + "/ports/" + std::to_string(port);
@@ -85,17 +74,6 @@ const char* gidTypeName(GidType type) {
 
 int gidTypeVersion(GidType type) { return type == GidType::RoceV2 ? 2 : type == GidType::IbRoceV1 ? 1 : 0; }
 
-bool parseAddrFamily(const std::string& text, int* family) {
-  if (equalsIgnoreCase(text, "AF_INET")) {
-    *family = AF_INET;
-  } else if (equalsIgnoreCase(text, "AF_INET6")) {
-    *family = AF_INET6;
-  } else {
-    return false;
-  }
-  return true;
-}
-
 Status parseGidRange(const std::string& text, GidRange* out) {
   *out = GidRange{};
   std::string spec(trim(text));
@@ -138,7 +116,7 @@ Status parseGidRange(const std::string& text, GidRange* out) {
 
 IbLinkLayer readLinkLayer(const std::string& sysfsRoot, const std::string& device, int port) {
   std::string text;
-  if (!readLine(portDir(sysfsRoot, device, port) + "/link_layer", &text)) return IbLinkLayer::Unknown;
+  if (!readFirstLine(portDir(sysfsRoot, device, port) + "/link_layer", &text)) return IbLinkLayer::Unknown;
   if (text == "InfiniBand") return IbLinkLayer::InfiniBand;
   if (text == "Ethernet") return IbLinkLayer::Ethernet;
   return IbLinkLayer::Unknown;
@@ -167,9 +145,9 @@ Status readGidTable(const std::string& sysfsRoot, const std::string& device, int
     entry.index = i;
     std::string text;
     std::string name = std::to_string(i);
-    entry.readable = readLine(dir + "/gids/" + name, &text) && parseGidText(text, &entry.gid);
-    if (readLine(dir + "/gid_attrs/types/" + name, &text)) entry.type = parseGidType(text);
-    if (readLine(dir + "/gid_attrs/ndevs/" + name, &text)) entry.ndev = text;
+    entry.readable = readFirstLine(dir + "/gids/" + name, &text) && parseGidText(text, &entry.gid);
+    if (readFirstLine(dir + "/gid_attrs/types/" + name, &text)) entry.type = parseGidType(text);
+    if (readFirstLine(dir + "/gid_attrs/ndevs/" + name, &text)) entry.ndev = text;
     out->push_back(entry);
   }
   return okStatus();

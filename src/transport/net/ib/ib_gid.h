@@ -65,8 +65,6 @@ struct GidChoice {
 
 // Parses NCCL_IB_ADDR_RANGE; ncclInvalidArgument names the text when it is malformed.
 Status parseGidRange(const std::string& text, GidRange* out);
-// Parses NCCL_IB_ADDR_FAMILY ("AF_INET", "AF_INET6"); false when neither.
-bool parseAddrFamily(const std::string& text, int* family);
 
 // Reads ports/<port>/link_layer of a device.
 IbLinkLayer readLinkLayer(const std::string& sysfsRoot, const std::string& device, int port);

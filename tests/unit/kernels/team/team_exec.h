@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 #include "util/deadline.h"
 
 namespace braid::test {

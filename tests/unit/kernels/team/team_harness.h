@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/primitives/connector.h"
+#include "kernels/primitives/conn_fifo.h"
 #include "team_exec.h"
 
 namespace braid::test {

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include "transport/net/ib/ib_gid.h"
+#include "util/net_interfaces.h"
 
 namespace braid {
 namespace {
@@ -169,13 +170,21 @@ TEST(IbGidRange, Parses) {
   }
 }
 
-TEST(IbGidRange, AddrFamily) {
-  int family = 0;
-  EXPECT_TRUE(parseAddrFamily("AF_INET", &family));
-  EXPECT_EQ(family, AF_INET);
-  EXPECT_TRUE(parseAddrFamily("af_inet6", &family));
-  EXPECT_EQ(family, AF_INET6);
-  EXPECT_FALSE(parseAddrFamily("IPv4", &family));
+// NCCL_IB_ADDR_FAMILY is parsed as NCCL_SOCKET_FAMILY is (one parser, util/net_interfaces.h):
+// IPV4 used to be refused here while the socket variable took it.
+TEST(IbGidRange, AddrFamilyTakesWhatTheSocketFamilyTakes) {
+  for (const char* text : {"AF_INET", "af_inet", "INET", "IPV4", "ipv4", "4"}) {
+    int family = AF_UNSPEC;
+    EXPECT_TRUE(parseAddressFamily(text, &family)) << text;
+    EXPECT_EQ(family, AF_INET) << text;
+  }
+  for (const char* text : {"AF_INET6", "af_inet6", "INET6", "IPV6", "6"}) {
+    int family = AF_UNSPEC;
+    EXPECT_TRUE(parseAddressFamily(text, &family)) << text;
+    EXPECT_EQ(family, AF_INET6) << text;
+  }
+  int family = AF_UNSPEC;
+  EXPECT_FALSE(parseAddressFamily("AF_UNIX", &family));
 }
 
 TEST(IbGidText, Helpers) {

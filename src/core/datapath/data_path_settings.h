@@ -1,0 +1,44 @@
+// The data path's configuration, read once per communicator from the environment and the
+// communicator's config, then made identical on every rank: each rank contributes its
+// reading through the bootstrap and all adopt rank 0's, with a WARN naming any setting that
+// differed (ranks that disagreed on NCCL_ALGO or NCCL_BUFFSIZE would otherwise pick
+// different algorithms or FIFO sizes and hang).
+#pragma once
+
+#include <string>
+
+#include "bootstrap/bootstrap.h"
+#include "core/config/comm_config.h"
+#include "planning/algo_proto.h"
+#include "transport/connector.h"
+
+namespace braid {
+
+struct DataPathSettings {
+  FifoSizes fifo;
+  int minChannels = 1;
+  int maxChannels = 64;
+  int defaultChannels = 1;  // what collectives use at most unless NCCL_MIN_NCHANNELS says more
+  std::string algo;         // NCCL_ALGO text
+  std::string proto;        // NCCL_PROTO text
+  bool shmDisable = false;
+  bool p2pDisable = false;  // NCCL_P2P_DISABLE (GPU mode)
+  int p2pLevel = -1;        // NCCL_P2P_LEVEL as a PathType; -1 when unset (GPU mode)
+  std::string netName;      // NCCL_NET / config netName
+  int nsocksPerThread = 1;
+  int socketThreads = 0;
+  int64_t spinNs = 20000;
+  bool singleCopy = true;  // a local matter: each receiver probes its own senders
+  size_t singleCopyThreshold = 256 << 10;
+  double timeoutSec = 0;  // BRAID_TIMEOUT, a local matter: 0 waits as long as the peers live
+  // What a wait past BRAID_TIMEOUT returns (CommConfig::timeoutResult), a local matter too.
+  ncclResult_t timeoutResult = ncclRemoteError;
+};
+
+// Reads this rank's settings (local: cores, environment, config). `gpuMode`: channels are
+// GPU blocks, not host threads.
+DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, bool gpuMode = false);
+// Makes them the same on all ranks (rank 0's), warning about differences.
+Status agreeOnSettings(Bootstrap& bootstrap, DataPathSettings* settings);
+
+}  // namespace braid

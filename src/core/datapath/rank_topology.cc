@@ -1,0 +1,129 @@
+#include "core/datapath/rank_topology.h"
+
+#include "core/config/params.h"
+#include "core/datapath/topology_cache.h"
+#include "util/format.h"
+#include "util/log.h"
+
+namespace braid {
+
+RankTopology::RankTopology(const Comm& comm)
+    : comm_(comm), affinity_(CpuSet::ofCallingThread()), topoFile_(params::kTopoFile.get()) {}
+
+bool RankTopology::locate(std::string* why) {
+  if (!located_) {
+    located_ = true;
+    loaded_ = cachedTopology(topoFile_, &graph_);
+    if (loaded_.ok()) {
+      paths_ = std::make_unique<TopoPaths>(*graph_, PathOptions{false});
+      placement_ = placeRank(*graph_, affinity_);
+    }
+  }
+  if (!loaded_.ok()) *why = "topology detection failed: " + loaded_.message();
+  return loaded_.ok();
+}
+
+bool RankTopology::graphAndPaths(const TopoGraph** graph, const TopoPaths** paths, std::string* why) {
+  if (!locate(why)) return false;
+  *graph = graph_.get();
+  *paths = paths_.get();
+  return true;
+}
+
+Status RankTopology::decideWorkerCpus(CpuSet* out) {
+  *out = CpuSet();
+  std::string cpus = affinity_.toList();
+  if (params::kThreadAffinity.get() == 0) {
+    BRAID_INFO(kLogInit, "Thread affinity: off (BRAID_THREAD_AFFINITY=0); worker threads keep CPUs %s", cpus.c_str());
+    return okStatus();
+  }
+  // One NUMA node (sysfs says so without hwloc): nothing to choose, no graph to load.
+  if (topoFile_.empty() && liveNumaNodeCount() <= 1) {
+    BRAID_INFO(kLogInit, "Thread affinity: worker threads keep CPUs %s (this machine has one NUMA node)", cpus.c_str());
+    return okStatus();
+  }
+  std::string why;
+  if (!locate(&why)) {
+    if (!topoFile_.empty()) return Status(loaded_).addContext("NCCL_TOPO_FILE");
+    BRAID_WARN("Thread affinity: worker threads keep CPUs %s (%s)", cpus.c_str(), why.c_str());
+    return okStatus();
+  }
+  const RankPlacement& at = placement_;
+  if (!at.single()) {
+    BRAID_INFO(kLogInit,
+               "Thread affinity: worker threads keep CPUs %s: the rank is on %s; bind the rank to one node "
+               "(taskset, numactl, the launcher's CPU binding) to place them",
+               cpus.c_str(), at.describe.c_str());
+    return okStatus();
+  }
+  // Bound even when the node's CPUs are all the rank has: threads otherwise inherit the
+  // affinity of whichever thread starts them, which the application may have narrowed
+  // (one core for its main thread) after init.
+  *out = at.nodeCpus;
+  BRAID_INFO(kLogInit, "Thread affinity: worker threads bound to CPUs %s, the rank's %s%s%s", out->toList().c_str(),
+             at.describe.c_str(), at.nodeCpus == affinity_ ? ", all its CPUs" : " within its CPUs ",
+             at.nodeCpus == affinity_ ? "" : cpus.c_str());
+  return okStatus();
+}
+
+NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, const std::string& pinnedBy,
+                                  bool single) {
+  auto label = [&](size_t i) {
+    const NicCandidate& c = candidates[i];
+    return c.port >= 0 ? strFormat("%s:%d", c.name.c_str(), c.port) : c.name;
+  };
+  auto keepAll = [&](const std::string& why) {
+    NicOrder order;
+    order.distance.resize(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) order.use.push_back(static_cast<int>(i));
+    order.why = why;
+    return order;
+  };
+  NicOrder order;
+  std::string why;
+  if (candidates.size() <= 1) {
+    order = keepAll("the only usable device");
+  } else if (!pinnedBy.empty()) {
+    order = keepAll("chosen by " + pinnedBy);
+  } else if (!locate(&why)) {
+    order = keepAll(why);
+  } else {
+    order = orderNicsByDistance(*graph_, *paths_, placement_, candidates, comm_.layout.localRank);
+  }
+  // A single-device backend takes the first; the others of an equally close tier are the
+  // other local ranks' first choices.
+  std::string others;
+  if (single && order.use.size() > 1) {
+    for (size_t k = 1; k < order.use.size(); ++k) {
+      others += (others.empty() ? "" : ", ") + label(static_cast<size_t>(order.use[k]));
+    }
+    order.use.resize(1);
+  }
+  std::string names;
+  for (int i : order.use) names += (names.empty() ? "" : ", ") + label(static_cast<size_t>(i));
+  if (!order.ranked) {
+    BRAID_INFO(kLogInit | kLogNet, "NIC for rank %d: %s (%s)", comm_.rank, names.c_str(),
+               order.why.empty() ? "in the backend's order" : order.why.c_str());
+    return order;
+  }
+  const NicDistance& first = order.distance[static_cast<size_t>(order.use.front())];
+  std::string unused;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    bool used = false;
+    for (int u : order.use) used |= u == static_cast<int>(i);
+    if (used) continue;
+    const NicDistance& d = order.distance[i];
+    if (others.find(label(i)) != std::string::npos) continue;
+    unused += strFormat("%s%s (%s)", unused.empty() ? "" : ", ", label(i).c_str(),
+                        d.net < 0 ? "not in the topology" : pathTypeName(d.type));
+  }
+  std::string tier;
+  if (order.use.size() > 1) tier = "; equally close, channels take them in turn";
+  if (!others.empty()) tier = "; equally close, for other local ranks: " + others;
+  BRAID_INFO(kLogInit | kLogNet, "NIC for rank %d: %s (path %s to NUMA %d%s%s%s)", comm_.rank, names.c_str(),
+             pathTypeName(first.type), first.numaId, tier.c_str(),
+             unused.empty() ? "" : "; farther, not used: ", unused.c_str());
+  return order;
+}
+
+}  // namespace braid

@@ -1,0 +1,193 @@
+#include "planning/tuning.h"
+
+#include "planning/alg_selection.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace braid {
+
+namespace {
+
+// Per operation, whatever the choice: enqueue, kernel launch, proxy wake-up. It never
+// changes which choice wins; it keeps the predictions of tiny operations realistic.
+constexpr double kLaunchOverheadUs = 4.0;
+// LL: the receiver polls flags stored next to the data, so a step needs neither a memory
+// fence nor a separate flag write: about half of a hop's latency...
+constexpr double kLLLatencyFactor = 0.5;
+// ...but every 8-byte word of data travels with an 8-byte flag: half the bandwidth.
+constexpr double kLLBandwidthFactor = 0.5;
+// Simple: every step ends with a fence, a flag (counter) write and the peer's poll of it.
+constexpr double kSimpleStepOverheadUs = 2.0;
+// Tree ranks reduce the data going up and forward the data coming down at the same time;
+// two streams through each rank pipeline a little worse than the ring's single one.
+constexpr double kTreeBandwidthEfficiency = 0.9;
+// Floor for link bandwidths, so that unset or nonsensical inputs never divide by zero.
+constexpr double kMinBandwidthGBs = 1e-3;
+// 1 GB/s moves 1e3 bytes per microsecond.
+constexpr double kBytesPerUsPerGBs = 1e3;
+// Smallest share worth a channel: one pass of a 512-thread block over its data, 8 bytes a
+// thread for LL (the data half of a 16-byte line) and 64 bytes a thread for Simple.
+constexpr size_t kMinChannelBytesLL = 512 * 8;
+constexpr size_t kMinChannelBytesSimple = 512 * 64;
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Inputs clamped to what the formulas can use: at least one rank, node, local rank and
+// channel, and a positive bandwidth.
+struct Sanitized {
+  int nranks;
+  int nNodes;
+  int maxLocalRanks;
+  int nChannels;
+  LinkModel intra;
+  LinkModel inter;
+};
+
+LinkModel sanitizeLink(LinkModel link) {
+  // !(x >= y) also catches NaN.
+  if (!(link.bandwidthGBs >= kMinBandwidthGBs)) link.bandwidthGBs = kMinBandwidthGBs;
+  if (!(link.latencyUs >= 0)) link.latencyUs = 0;
+  return link;
+}
+
+Sanitized sanitize(const TuningInputs& in) {
+  Sanitized s;
+  s.nranks = std::max(in.nranks, 1);
+  s.nNodes = std::clamp(in.nNodes, 1, s.nranks);
+  s.maxLocalRanks = std::clamp(in.maxLocalRanks, 1, s.nranks);
+  s.nChannels = std::max(in.nChannels, 1);
+  s.intra = sanitizeLink(in.intra);
+  s.inter = sanitizeLink(in.inter);
+  return s;
+}
+
+// One pipeline step over `link` with `proto`.
+double hopUs(const LinkModel& link, Protocol proto) {
+  return proto == Protocol::LL ? link.latencyUs * kLLLatencyFactor : link.latencyUs + kSimpleStepOverheadUs;
+}
+
+// Bytes per microsecond over the slowest link the data crosses, on every channel.
+double bytesPerUs(const Sanitized& s, Protocol proto) {
+  const LinkModel& slowest = s.nNodes > 1 ? s.inter : s.intra;
+  double protoFactor = proto == Protocol::LL ? kLLBandwidthFactor : 1.0;
+  return slowest.bandwidthGBs * kBytesPerUsPerGBs * s.nChannels * protoFactor;
+}
+
+int ceilLog2(int n) {
+  int log = 0;
+  while ((1 << log) < n) ++log;
+  return log;
+}
+
+// One rank: nothing crosses a link; the operation is a local copy (protocols do not apply).
+double singleRankUs(size_t bytes, const Sanitized& s) {
+  return kLaunchOverheadUs + static_cast<double>(bytes) / bytesPerUs(s, Protocol::Simple);
+}
+
+double ringUs(CollFunc func, Protocol proto, size_t bytes, const Sanitized& s) {
+  int n = s.nranks;
+  // AllReduce is a reduce-scatter then an all-gather: two laps. Broadcast and Reduce are a
+  // pipelined chain along the ring: n-1 hops of latency, but each byte crosses each link
+  // once.
+  int steps = func == CollFunc::AllReduce ? 2 * (n - 1) : n - 1;
+  double volume;
+  switch (func) {
+    case CollFunc::AllReduce:
+      volume = 2.0 * (n - 1) / n;
+      break;
+    case CollFunc::AllGather:
+    case CollFunc::ReduceScatter:
+      volume = static_cast<double>(n - 1) / n;
+      break;
+    default:
+      volume = 1.0;
+      break;
+  }
+  // Hosts are contiguous in the ring, so nNodes of its n links cross hosts; the chain of
+  // steps a chunk follows crosses them in that proportion (rounded up).
+  int interSteps = s.nNodes > 1 ? std::min(steps, (steps * s.nNodes + n - 1) / n) : 0;
+  double latency =
+      kLaunchOverheadUs + interSteps * hopUs(s.inter, proto) + (steps - interSteps) * hopUs(s.intra, proto);
+  return latency + static_cast<double>(bytes) * volume / bytesPerUs(s, proto);
+}
+
+double treeAllReduceUs(Protocol proto, size_t bytes, const Sanitized& s) {
+  // Reduce up the tree, then broadcast down: each way is ceil(log2(nNodes)) host hops (the
+  // depth of Braid's binary tree over hosts) plus the longest chain inside a host.
+  double oneWay = ceilLog2(s.nNodes) * hopUs(s.inter, proto) + (s.maxLocalRanks - 1) * hopUs(s.intra, proto);
+  double latency = kLaunchOverheadUs + 2 * oneWay;
+  // Data volume per rank, in units of `bytes`: channels alternate between the two trees,
+  // and each carries its channels' share of the data. A rank that is interior in a tree
+  // sends 3 times that tree's share (its sum up, the result to two children), a leaf once
+  // (up; it only receives coming down); every rank is interior in one tree and a leaf in
+  // the other. With c channels the busier tree has ceil(c/2) of them, so the busiest rank
+  // sends (3 * ceil(c/2) + floor(c/2)) / c = (c + 2 * ceil(c/2)) / c: 2 for even c, 3 for
+  // one channel (a single tree). Ring's 2(n-1)/n is always below 2, which is why ring wins
+  // large AllReduces.
+  int c = s.nChannels;
+  double volume = static_cast<double>(c + 2 * ((c + 1) / 2)) / c;
+  return latency + static_cast<double>(bytes) * volume / (bytesPerUs(s, proto) * kTreeBandwidthEfficiency);
+}
+
+}  // namespace
+
+double predictTimeUs(CollFunc func, Algorithm algo, Protocol proto, size_t bytes, const TuningInputs& in) {
+  if (!algorithmApplies(func, algo)) return kInfinity;
+  Sanitized s = sanitize(in);
+  if (s.nranks == 1) return singleRankUs(bytes, s);
+  return algo == Algorithm::Tree ? treeAllReduceUs(proto, bytes, s) : ringUs(func, proto, bytes, s);
+}
+
+double predictP2pTimeUs(Protocol proto, size_t bytes, const TuningInputs& in) {
+  Sanitized s = sanitize(in);
+  if (s.nranks == 1) return singleRankUs(bytes, s);
+  const LinkModel& link = s.nNodes > 1 ? s.inter : s.intra;
+  return kLaunchOverheadUs + hopUs(link, proto) + static_cast<double>(bytes) / bytesPerUs(s, proto);
+}
+
+int chooseChannelCount(Protocol proto, size_t bytes, int maxChannels) {
+  size_t minShare = proto == Protocol::LL ? kMinChannelBytesLL : kMinChannelBytesSimple;
+  size_t wanted = bytes / minShare;
+  if (maxChannels < 1) return 1;
+  return static_cast<int>(std::clamp<size_t>(wanted, 1, static_cast<size_t>(maxChannels)));
+}
+
+uint8_t usablePairs(CollFunc func, const AlgoProtoPolicy& policy) {
+  uint8_t pairs = 0;
+  for (Protocol proto : {Protocol::Simple, Protocol::LL}) {
+    if (!(policy.usableProtocols(func) & protocolBit(proto))) continue;
+    for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree}) {
+      if (policy.usableAlgorithms(func) & algorithmBit(algo)) pairs |= pairBit(algo, proto);
+    }
+  }
+  return pairs;
+}
+
+AlgoChoice chooseAlgorithm(CollFunc func, size_t bytes, const TuningInputs& in, const AlgoProtoPolicy& policy,
+                           uint8_t pairs) {
+  AlgoChoice best{Algorithm::Ring, Protocol::Simple, 1, kInfinity};
+  uint8_t algorithms = policy.usableAlgorithms(func);
+  uint8_t protocols = policy.usableProtocols(func);
+  // Enumeration order sets the tie-breaks: Simple before LL, Ring before Tree.
+  for (Protocol proto : {Protocol::Simple, Protocol::LL}) {
+    if (!(protocols & protocolBit(proto))) continue;
+    TuningInputs withChannels = in;
+    withChannels.nChannels = chooseChannelCount(proto, bytes, in.nChannels);
+    auto consider = [&](Algorithm algo, double us) {
+      if (us < best.predictedUs) best = AlgoChoice{algo, proto, withChannels.nChannels, us};
+    };
+    if (usesP2pPath(func)) {
+      consider(Algorithm::Ring, predictP2pTimeUs(proto, bytes, withChannels));
+      continue;
+    }
+    for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree}) {
+      if ((algorithms & algorithmBit(algo)) && (pairs & pairBit(algo, proto))) {
+        consider(algo, predictTimeUs(func, algo, proto, bytes, withChannels));
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace braid

@@ -1,0 +1,9 @@
+# Sources of src/platform (paths relative to src/): what transport and exec both stand on
+# (futex waits, shared counters, CUDA checks, device memory owners).
+list(APPEND BRAID_SOURCES
+  platform/futex.cc
+)
+# The device memory owners call the CUDA runtime: only in builds with CUDA.
+if(BRAID_CUDA_ENABLED)
+  list(APPEND BRAID_SOURCES platform/device_memory.cc)
+endif()

@@ -1,0 +1,266 @@
+// The latency/bandwidth model and the choice it drives.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "planning/tuning.h"
+
+namespace braid {
+namespace {
+
+constexpr size_t kKiB = 1024;
+constexpr size_t kMiB = 1024 * kKiB;
+constexpr size_t kGiB = 1024 * kMiB;
+
+constexpr LinkModel kNvLink = {40.0, 0.6};
+constexpr LinkModel kNetwork = {12.0, 5.0};
+
+TuningInputs multiNode(int nNodes, int perNode, int nChannels = 16) {
+  return TuningInputs{nNodes * perNode, nNodes, perNode, kNvLink, kNetwork, nChannels};
+}
+
+TuningInputs singleNode(int nranks, int nChannels = 16) {
+  return TuningInputs{nranks, 1, nranks, kNvLink, kNetwork, nChannels};
+}
+
+std::vector<size_t> sizes() {
+  std::vector<size_t> out = {0};
+  for (size_t bytes = 1; bytes <= kGiB; bytes *= 2) out.push_back(bytes);
+  return out;
+}
+
+TEST(Tuning, MonotonicInSize) {
+  const CollFunc funcs[] = {CollFunc::Broadcast, CollFunc::Reduce, CollFunc::AllGather, CollFunc::ReduceScatter,
+                            CollFunc::AllReduce};
+  for (const TuningInputs& in : {multiNode(4, 8), singleNode(8), multiNode(16, 1), singleNode(1)}) {
+    for (CollFunc func : funcs) {
+      for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree}) {
+        if (!algorithmApplies(func, algo)) continue;
+        for (Protocol proto : {Protocol::Simple, Protocol::LL}) {
+          double previous = 0;
+          for (size_t bytes : sizes()) {
+            double us = predictTimeUs(func, algo, proto, bytes, in);
+            EXPECT_TRUE(std::isfinite(us));
+            EXPECT_GT(us, 0);
+            EXPECT_GE(us, previous) << collFuncName(func) << "/" << algorithmName(algo) << "/" << protocolName(proto)
+                                    << " at " << bytes;
+            previous = us;
+          }
+        }
+      }
+    }
+    double previous = 0;
+    for (size_t bytes : sizes()) {
+      double us = predictP2pTimeUs(Protocol::Simple, bytes, in);
+      EXPECT_GE(us, previous);
+      previous = us;
+    }
+  }
+}
+
+TEST(Tuning, InapplicableCombinationsAreInfinite) {
+  TuningInputs in = multiNode(2, 8);
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::AllGather, Algorithm::Tree, Protocol::Simple, kMiB, in)));
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::Broadcast, Algorithm::Tree, Protocol::LL, kMiB, in)));
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::SendRecv, Algorithm::Ring, Protocol::Simple, kMiB, in)));
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::AlltoAll, Algorithm::Tree, Protocol::Simple, kMiB, in)));
+}
+
+TEST(Tuning, LatencyGrowsWithRanksForRingAndWithHostsLogarithmicallyForTree) {
+  double ring8 = predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::LL, 8, multiNode(8, 8));
+  double ring64 = predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::LL, 8, multiNode(64, 8));
+  double tree8 = predictTimeUs(CollFunc::AllReduce, Algorithm::Tree, Protocol::LL, 8, multiNode(8, 8));
+  double tree64 = predictTimeUs(CollFunc::AllReduce, Algorithm::Tree, Protocol::LL, 8, multiNode(64, 8));
+  EXPECT_GT(ring64 - ring8, 5 * (tree64 - tree8));
+  // Broadcast: the chain's latency grows with n, its bandwidth term does not.
+  double bcastSmall8 = predictTimeUs(CollFunc::Broadcast, Algorithm::Ring, Protocol::Simple, 8, singleNode(8));
+  double bcastSmall4 = predictTimeUs(CollFunc::Broadcast, Algorithm::Ring, Protocol::Simple, 8, singleNode(4));
+  EXPECT_GT(bcastSmall8, bcastSmall4);
+  double bcastBig8 = predictTimeUs(CollFunc::Broadcast, Algorithm::Ring, Protocol::Simple, kGiB, singleNode(8));
+  double bcastBig4 = predictTimeUs(CollFunc::Broadcast, Algorithm::Ring, Protocol::Simple, kGiB, singleNode(4));
+  EXPECT_NEAR((bcastBig8 - bcastSmall8) / (bcastBig4 - bcastSmall4), 1.0, 1e-6);
+}
+
+TEST(Tuning, RingDataVolumeFactors) {
+  // Bandwidth terms: what a size adds on top of the latency, per function.
+  TuningInputs in = singleNode(4);
+  auto bandwidthTerm = [&](CollFunc func) {
+    return predictTimeUs(func, Algorithm::Ring, Protocol::Simple, kGiB, in) -
+           predictTimeUs(func, Algorithm::Ring, Protocol::Simple, 0, in);
+  };
+  double allReduce = bandwidthTerm(CollFunc::AllReduce);
+  EXPECT_NEAR(bandwidthTerm(CollFunc::AllGather) / allReduce, 0.5, 1e-9);  // (n-1)/n vs 2(n-1)/n
+  EXPECT_NEAR(bandwidthTerm(CollFunc::ReduceScatter) / allReduce, 0.5, 1e-9);
+  EXPECT_NEAR(bandwidthTerm(CollFunc::Broadcast) / allReduce, 1.0 / 1.5, 1e-9);  // 1 vs 2*3/4
+  // Channels scale the bandwidth.
+  TuningInputs fewer = in;
+  fewer.nChannels = 4;
+  double fewerTerm = predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::Simple, kGiB, fewer) -
+                     predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::Simple, 0, fewer);
+  EXPECT_NEAR(fewerTerm / allReduce, 4.0, 1e-9);
+}
+
+TEST(Tuning, MultiNodeUsesTheNetworkBandwidth) {
+  TuningInputs in = multiNode(2, 4);
+  TuningInputs fasterNet = in;
+  fasterNet.inter.bandwidthGBs *= 2;
+  TuningInputs fasterNvLink = in;
+  fasterNvLink.intra.bandwidthGBs *= 2;
+  double base = predictTimeUs(CollFunc::AllGather, Algorithm::Ring, Protocol::Simple, kGiB, in);
+  EXPECT_LT(predictTimeUs(CollFunc::AllGather, Algorithm::Ring, Protocol::Simple, kGiB, fasterNet), 0.6 * base);
+  EXPECT_DOUBLE_EQ(predictTimeUs(CollFunc::AllGather, Algorithm::Ring, Protocol::Simple, kGiB, fasterNvLink), base);
+}
+
+TEST(Tuning, TreeBeatsRingForSmallMultiNodeAllReduceAndRingWinsLarge) {
+  AlgoProtoPolicy policy;
+  for (int nNodes : {2, 4, 16, 64}) {
+    TuningInputs in = multiNode(nNodes, 8);
+    SCOPED_TRACE(::testing::Message() << nNodes << " nodes");
+    for (Protocol proto : {Protocol::Simple, Protocol::LL}) {
+      // One crossover: tree below it, ring above. Ring's latency grows with the 8 * nNodes
+      // ranks, so the crossover moves up with the job (past 1 GiB at 512 ranks).
+      int switches = 0;
+      bool treeWins = true;
+      for (size_t bytes = 1 * kKiB; bytes <= 256 * kGiB; bytes *= 2) {
+        bool treeWinsHere = predictTimeUs(CollFunc::AllReduce, Algorithm::Tree, proto, bytes, in) <
+                            predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, proto, bytes, in);
+        if (bytes == 1 * kKiB) {
+          EXPECT_TRUE(treeWinsHere);
+        }
+        if (treeWinsHere != treeWins) ++switches;
+        treeWins = treeWinsHere;
+      }
+      EXPECT_FALSE(treeWins) << "ring wins large AllReduces";
+      EXPECT_EQ(switches, 1);
+    }
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, 1 * kKiB, in, policy).algo, Algorithm::Tree);
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, 256 * kGiB, in, policy).algo, Algorithm::Ring);
+    if (nNodes <= 16) {
+      EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, kGiB, in, policy).algo, Algorithm::Ring);
+    }
+  }
+  // One host: the tree is a chain as long as the ring, and ring moves less data.
+  EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, 1 * kKiB, singleNode(8), policy).algo, Algorithm::Ring);
+}
+
+TEST(Tuning, TreeWithOneChannelCarriesMore) {
+  // A single channel uses a single tree, whose interior ranks send three times the data.
+  TuningInputs one = multiNode(4, 2, 1);
+  TuningInputs two = multiNode(4, 2, 2);
+  auto bandwidthTerm = [](const TuningInputs& in) {
+    return predictTimeUs(CollFunc::AllReduce, Algorithm::Tree, Protocol::Simple, kGiB, in) -
+           predictTimeUs(CollFunc::AllReduce, Algorithm::Tree, Protocol::Simple, 0, in);
+  };
+  EXPECT_NEAR(bandwidthTerm(one) / bandwidthTerm(two), 3.0 / 2.0 * 2.0, 1e-9);
+}
+
+TEST(Tuning, LLForTinySimpleForLarge) {
+  AlgoProtoPolicy policy;
+  for (const TuningInputs& in : {multiNode(4, 8), singleNode(8), multiNode(32, 1)}) {
+    for (CollFunc func : {CollFunc::AllReduce, CollFunc::AllGather, CollFunc::Broadcast, CollFunc::SendRecv}) {
+      SCOPED_TRACE(collFuncName(func));
+      EXPECT_EQ(chooseAlgorithm(func, 64, in, policy).proto, Protocol::LL);
+      EXPECT_EQ(chooseAlgorithm(func, 256 * kMiB, in, policy).proto, Protocol::Simple);
+    }
+    EXPECT_LT(predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::LL, 8, in),
+              predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::Simple, 8, in));
+    EXPECT_GT(predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::LL, kGiB, in),
+              predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::Simple, kGiB, in));
+  }
+}
+
+TEST(Tuning, ChoiceIsTheMinimumOfThePredictions) {
+  AlgoProtoPolicy policy;
+  TuningInputs in = multiNode(8, 4);
+  for (size_t bytes : sizes()) {
+    AlgoChoice choice = chooseAlgorithm(CollFunc::AllReduce, bytes, in, policy);
+    for (Protocol proto : {Protocol::Simple, Protocol::LL}) {
+      TuningInputs withChannels = in;
+      withChannels.nChannels = chooseChannelCount(proto, bytes, in.nChannels);
+      for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree}) {
+        EXPECT_LE(choice.predictedUs, predictTimeUs(CollFunc::AllReduce, algo, proto, bytes, withChannels));
+      }
+    }
+    TuningInputs chosen = in;
+    chosen.nChannels = choice.nChannels;
+    EXPECT_DOUBLE_EQ(choice.predictedUs, predictTimeUs(CollFunc::AllReduce, choice.algo, choice.proto, bytes, chosen));
+  }
+}
+
+TEST(Tuning, PolicyRestrictsTheChoice) {
+  TuningInputs in = multiNode(16, 8);
+  std::vector<std::string> warnings;
+  AlgoProtoPolicy ringOnly;
+  ASSERT_TRUE(parseAlgoPolicy("ring", &ringOnly, &warnings).ok());
+  AlgoProtoPolicy treeOnly;
+  ASSERT_TRUE(parseAlgoPolicy("allreduce:tree", &treeOnly, &warnings).ok());
+  AlgoProtoPolicy simpleOnly;
+  ASSERT_TRUE(parseProtoPolicy("simple", &simpleOnly, &warnings).ok());
+  AlgoProtoPolicy llOnly;
+  ASSERT_TRUE(parseProtoPolicy("ll", &llOnly, &warnings).ok());
+  EXPECT_TRUE(warnings.empty());
+  for (size_t bytes : sizes()) {
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, bytes, in, ringOnly).algo, Algorithm::Ring);
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, bytes, in, treeOnly).algo, Algorithm::Tree);
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, bytes, in, simpleOnly).proto, Protocol::Simple);
+    EXPECT_EQ(chooseAlgorithm(CollFunc::SendRecv, bytes, in, simpleOnly).proto, Protocol::Simple);
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllGather, bytes, in, llOnly).proto, Protocol::LL);
+  }
+  // Forcing Tree for a function it cannot run leaves Ring (explainInapplicable says why).
+  AlgoProtoPolicy tree;
+  ASSERT_TRUE(parseAlgoPolicy("tree", &tree, &warnings).ok());
+  AlgoChoice choice = chooseAlgorithm(CollFunc::AllGather, kMiB, in, tree);
+  EXPECT_EQ(choice.algo, Algorithm::Ring);
+  EXPECT_TRUE(std::isfinite(choice.predictedUs));
+}
+
+TEST(Tuning, ChannelCount) {
+  EXPECT_EQ(chooseChannelCount(Protocol::Simple, 0, 16), 1);
+  EXPECT_EQ(chooseChannelCount(Protocol::LL, 1, 16), 1);
+  EXPECT_EQ(chooseChannelCount(Protocol::Simple, kGiB, 16), 16);
+  EXPECT_EQ(chooseChannelCount(Protocol::Simple, kGiB, 0), 1);
+  EXPECT_EQ(chooseChannelCount(Protocol::LL, kGiB, -3), 1);
+  // LL spreads smaller operations over more channels than Simple.
+  EXPECT_GT(chooseChannelCount(Protocol::LL, 64 * kKiB, 32), chooseChannelCount(Protocol::Simple, 64 * kKiB, 32));
+  int previous = 1;
+  for (size_t bytes : sizes()) {
+    int channels = chooseChannelCount(Protocol::Simple, bytes, 24);
+    EXPECT_GE(channels, previous);
+    EXPECT_LE(channels, 24);
+    previous = channels;
+  }
+  AlgoProtoPolicy policy;
+  EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, kGiB, multiNode(4, 8, 12), policy).nChannels, 12);
+  EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, 64, multiNode(4, 8, 12), policy).nChannels, 1);
+}
+
+TEST(Tuning, DegenerateInputsStayFinite) {
+  AlgoProtoPolicy policy;
+  std::vector<TuningInputs> inputs = {
+      singleNode(1),
+      TuningInputs{1, 1, 1, kNvLink, kNetwork, 0},
+      TuningInputs{0, 0, 0, kNvLink, kNetwork, 0},
+      TuningInputs{-4, -1, -1, {0, 0}, {0, 0}, -2},
+      TuningInputs{8, 2, 4, {0, 0}, {-1, -1}, 4},
+      TuningInputs{8, 20, 99, {NAN, NAN}, kNetwork, 1},
+  };
+  for (const TuningInputs& in : inputs) {
+    for (size_t bytes : {size_t{0}, size_t{1}, kMiB, kGiB}) {
+      for (CollFunc func : {CollFunc::AllReduce, CollFunc::Broadcast, CollFunc::AllGather, CollFunc::ReduceScatter,
+                            CollFunc::Reduce, CollFunc::SendRecv, CollFunc::Gather}) {
+        AlgoChoice choice = chooseAlgorithm(func, bytes, in, policy);
+        EXPECT_TRUE(std::isfinite(choice.predictedUs)) << collFuncName(func) << " " << bytes;
+        EXPECT_GT(choice.predictedUs, 0);
+        EXPECT_GE(choice.nChannels, 1);
+      }
+    }
+  }
+  // One rank: every applicable choice costs the same (a local copy); ties go to Ring/Simple.
+  AlgoChoice choice = chooseAlgorithm(CollFunc::AllReduce, kMiB, singleNode(1), policy);
+  EXPECT_EQ(choice.algo, Algorithm::Ring);
+  EXPECT_EQ(choice.proto, Protocol::Simple);
+}
+
+}  // namespace
+}  // namespace braid
