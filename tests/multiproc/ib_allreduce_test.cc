@@ -179,7 +179,8 @@ TEST_F(IbCollectives, OneSidedOperationsOverIb) {
   auto results = runScenario("ib_one_sided", 2, {idToArg(freshId())}, kTimeout, [&](int) { return env; });
   expectAllSucceeded(results);
   for (const ChildResult& result : results) {
-    EXPECT_NE(result.output.find("one-sided network path ready (IB)"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("one-sided network path ready (IB, RDMA writes with immediate)"), std::string::npos)
+        << result.output;
     EXPECT_EQ(result.output.find("NCCL WARN"), std::string::npos) << result.output;
   }
 }

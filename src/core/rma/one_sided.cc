@@ -66,6 +66,45 @@ Status RmaState::sendThroughNetwork(int peer, const RmaRecord& record, const voi
   return okStatus();
 }
 
+Status RmaState::writeThroughNetwork(int peer, uint32_t immediate, const void* data, size_t bytes, uint64_t remoteAddr,
+                                     uint32_t rkey) {
+  BRAID_CHECK(links_->write(peer, immediate, data, bytes, remoteAddr, rkey,
+                            Deadline::afterSeconds(comm_.bootstrap->timeoutSec()), waitBounds()));
+  ++sentThroughNetwork_[static_cast<size_t>(peer)];
+  return okStatus();
+}
+
+Status RmaState::putByWrites(const uint8_t* data, size_t bytes, int peer, const Window& window, size_t offset,
+                             int context, int signal) {
+  const Window::Part& part = window.parts[static_cast<size_t>(peer)];
+  if (!part.remote.writable) {
+    return BRAID_ERROR(ncclSystemError,
+                       "ncclPutSignal: %s's part of window #%llu is not registered for remote writes (%s), so puts "
+                       "into it over the network cannot be done",
+                       describe(peer).c_str(), static_cast<unsigned long long>(window.id), part.notWritableWhy.c_str());
+  }
+  if (offset > part.remote.bytes || bytes > part.remote.bytes - offset) {
+    return BRAID_ERROR(ncclInvalidArgument,
+                       "ncclPutSignal: %zu bytes at offset %zu leave the %llu bytes of %s's part of window #%llu "
+                       "registered for remote writes",
+                       bytes, offset, static_cast<unsigned long long>(part.remote.bytes), describe(peer).c_str(),
+                       static_cast<unsigned long long>(window.id));
+  }
+  size_t done = 0;
+  do {
+    size_t chunk = std::min(bytes - done, kNetworkPutChunk);
+    RmaImmediate imm;
+    // Only the last piece signals; one QP delivers the pieces in order.
+    imm.kind = done + chunk == bytes ? RmaImmediateKind::Signal : RmaImmediateKind::Data;
+    imm.context = static_cast<uint32_t>(context);
+    imm.signalIndex = static_cast<uint32_t>(signal);
+    BRAID_CHECK(writeThroughNetwork(peer, encodeRmaImmediate(imm), data + done, chunk, part.remote.addr + offset + done,
+                                    part.remote.rkey));
+    done += chunk;
+  } while (done < bytes);
+  return okStatus();
+}
+
 Status RmaState::awaitNetworkApplied(int peer) {
   uint64_t sent = sentThroughNetwork_[static_cast<size_t>(peer)];
   if (sent == 0) return okStatus();
@@ -91,6 +130,7 @@ Status RmaState::putSignal(const void* local, size_t bytes, int peer, Window& wi
     return okStatus();
   }
   const auto* data = static_cast<const uint8_t*>(local);
+  if (links_ && links_->writes()) return conclude(putByWrites(data, bytes, peer, window, offset, context, signal));
   size_t done = 0;
   do {
     size_t chunk = std::min(bytes - done, kNetworkPutChunk);
@@ -114,6 +154,14 @@ Status RmaState::signal(int peer, int context, int signal) {
     BRAID_CHECK(conclude(awaitNetworkApplied(peer)));
     board.deliver(context, signal, comm_.rank);
     return okStatus();
+  }
+  if (links_ && links_->writes()) {
+    // A zero-length write with immediate: behind every earlier write on the same QP.
+    RmaImmediate imm;
+    imm.kind = RmaImmediateKind::Signal;
+    imm.context = static_cast<uint32_t>(context);
+    imm.signalIndex = static_cast<uint32_t>(signal);
+    return conclude(writeThroughNetwork(peer, encodeRmaImmediate(imm), nullptr, 0, 0, 0));
   }
   RmaRecord record;
   record.kind = RmaRecordKind::Signal;

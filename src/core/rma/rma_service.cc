@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/rma/rma_wire.h"
+#include "transport/net/net_rdma.h"
 #include "util/log.h"
 #include "util/sanitizer_scope.h"
 
@@ -23,6 +24,8 @@ struct RmaService::Incoming {
   RmaRecord put;              // the put whose data is awaited
   uint8_t* dataAt = nullptr;
   std::map<uint64_t, void*> windowHandles;  // registrations of windows' memory with this connection
+  bool writes = false;                      // made for RDMA writes with immediate
+  std::vector<uint32_t> immediates;         // taken from the backend, being counted
   bool closed = false;
 };
 
@@ -99,7 +102,11 @@ void RmaService::run() {
     } else if (accepted) {
       auto in = std::make_unique<Incoming>();
       in->comm = std::move(accepted);
-      Status registered = setup_.backend->registerMemory(*in->comm, in->record, sizeof(in->record), &in->recordHandle);
+      NetRdma* rdma = setup_.backend->rdma();
+      in->writes = rdma && rdma->carriesWrites(*in->comm);
+      Status registered =
+          in->writes ? okStatus()
+                     : setup_.backend->registerMemory(*in->comm, in->record, sizeof(in->record), &in->recordHandle);
       if (registered.ok()) {
         incoming_.push_back(std::move(in));
       } else {
@@ -134,6 +141,7 @@ void RmaService::run() {
 }
 
 bool RmaService::step(Incoming& in) {
+  if (in.writes) return stepWrites(in);
   NetBackend& backend = *setup_.backend;
   // A put's data is the peer's write into this rank's window (util/sanitizer_scope.h).
   std::optional<ForeignWriteScope> foreign;
@@ -247,11 +255,71 @@ bool RmaService::onRecord(Incoming& in) {
 }
 
 void RmaService::finishOperation(Incoming& in, const RmaRecord& record) {
-  bool signals = record.kind == RmaRecordKind::Signal || record.signal;
-  if (signals) {
-    setup_.board.deliver(static_cast<int>(record.context), static_cast<int>(record.signalIndex), in.source);
-  }
+  count(in, record.kind == RmaRecordKind::Signal || record.signal, record.context, record.signalIndex);
+}
+
+void RmaService::count(Incoming& in, bool signals, uint32_t context, uint32_t signalIndex) {
+  if (signals) setup_.board.deliver(static_cast<int>(context), static_cast<int>(signalIndex), in.source);
   setup_.board.markApplied(in.source);
+}
+
+bool RmaService::stepWrites(Incoming& in) {
+  in.immediates.clear();
+  Status taken = setup_.backend->rdma()->takeImmediates(*in.comm, &in.immediates);
+  // The immediates taken before a failure still count: their writes have landed.
+  for (uint32_t value : in.immediates) {
+    if (in.closed) break;
+    onImmediate(in, value);
+  }
+  if (!taken.ok() && !in.closed) {
+    dropConnection(in, taken);
+    return true;
+  }
+  return !in.immediates.empty();
+}
+
+void RmaService::onImmediate(Incoming& in, uint32_t value) {
+  RmaImmediate imm;
+  std::string why;
+  if (!decodeRmaImmediate(value, &imm, &why)) {
+    protocolError(in, why);
+    return;
+  }
+  if (in.source < 0) {
+    // The connection's listener handle came through this communicator's bootstrap (the IB
+    // backend checks its random cookie): a Hello naming one of its ranks is enough.
+    if (imm.kind != RmaImmediateKind::Hello || imm.source >= setup_.nranks) {
+      dropConnection(in, Status(ncclInvalidUsage,
+                                "a connection that did not introduce itself as a rank of this "
+                                "communicator"));
+      return;
+    }
+    in.source = imm.source;
+    BRAID_INFO(kLogNet, "one-sided operations from rank %d arrive through %s as RDMA writes with immediate", in.source,
+               in.comm->peerDescription().c_str());
+    return;
+  }
+  switch (imm.kind) {
+    case RmaImmediateKind::Hello:
+      protocolError(in, "a second introduction");
+      return;
+    case RmaImmediateKind::Goodbye:
+      in.source = -1;
+      dropConnection(in, okStatus());
+      return;
+    case RmaImmediateKind::Data:
+      count(in, false, 0, 0);
+      return;
+    case RmaImmediateKind::Signal:
+      if (imm.context >= static_cast<uint32_t>(setup_.contexts) ||
+          imm.signalIndex >= static_cast<uint32_t>(setup_.signals)) {
+        protocolError(in, "signal " + std::to_string(imm.signalIndex) + " of context " + std::to_string(imm.context) +
+                              " is outside this communicator's");
+        return;
+      }
+      count(in, true, imm.context, imm.signalIndex);
+      return;
+  }
 }
 
 void RmaService::dropConnection(Incoming& in, const Status& why) {

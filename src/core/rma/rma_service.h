@@ -7,11 +7,12 @@
 // marks the operation applied. Connections are one-directional and ordered, so a signal
 // from a rank is counted only after the data that rank put before it: NCCL's ordering.
 //
-// The seam for RDMA write with immediate: a backend that can write into a remote window
-// itself (IB: the window's memory region, key and address sent once per connection) would
-// replace the Put record + data message by one write whose immediate value carries
-// (context, signal); this thread would then only count completions. The record protocol
-// here is what every backend can do with send/receive.
+// RDMA write with immediate (IB/RoCE, transport/net/net_rdma.h): where the backend can write
+// into remote memory, connections are made for writes. A put arrives as one write straight
+// into the window (exposed for remote writes at its registration, its address and key
+// exchanged then), its immediate value carrying the signal (rma_wire.h); this thread only
+// takes the immediates, in order, each after its write's data has landed, and counts them.
+// The record protocol is what every other backend (sockets) does with send/receive.
 //
 // What the thread does while idle: it polls (the backend interface has no blocking wait),
 // backing off to sleeps of up to kIdleSleepMaxUs on this rank's board doorbell. A sender of
@@ -70,6 +71,10 @@ class RmaService {
   // One step of a connection; true when something moved.
   bool step(Incoming& in);
   bool onRecord(Incoming& in);
+  // A connection made for writes: takes the immediates that have arrived and counts them.
+  bool stepWrites(Incoming& in);
+  void onImmediate(Incoming& in, uint32_t value);
+  void count(Incoming& in, bool signals, uint32_t context, uint32_t signalIndex);
   void finishOperation(Incoming& in, const RmaRecord& record);
   void dropConnection(Incoming& in, const Status& why);
   void protocolError(Incoming& in, const std::string& why);

@@ -29,7 +29,8 @@ struct BoardRecord {
 // What each rank tells the others when the network path starts.
 struct NetworkRecord {
   uint64_t ok = 0;
-  char why[256] = {};  // when not ok
+  uint64_t writes = 0;  // 1: this rank can take one-sided operations as RDMA writes
+  char why[256] = {};   // when not ok
   NetHandle handle;
 };
 
@@ -44,7 +45,10 @@ RmaState::~RmaState() {
   service_.reset();
   links_.reset();
   std::lock_guard<std::mutex> lock(windowsMutex_);
-  for (auto& window : windows_) unregisterLiveWindow(window.get());
+  for (auto& window : windows_) {
+    releaseExposure(*window);
+    unregisterLiveWindow(window.get());
+  }
   windows_.clear();
 }
 
@@ -151,6 +155,8 @@ Status RmaState::ensureNetwork() {
   Status local = comm_.dataPath->netBackendForRma(&backend);
   if (local.ok()) local = backend->listen(0, &mine.handle, &listener);
   mine.ok = local.ok() ? 1 : 0;
+  // RDMA writes with immediate where the backend has them and every signal fits the value.
+  mine.writes = local.ok() && backend->rdma() && rmaImmediateFits(shape_.contexts, shape_.signals, n) ? 1 : 0;
   if (!local.ok()) std::snprintf(mine.why, sizeof(mine.why), "%s", local.message().c_str());
   BRAID_CHECK(comm_.bootstrap->allGather(records.data(), sizeof(NetworkRecord)));
   for (int r = 0; r < n; ++r) {
@@ -160,6 +166,8 @@ Status RmaState::ensureNetwork() {
                          describe(r).c_str(), static_cast<int>(sizeof(rec.why)), rec.why);
     }
   }
+  bool writes = true;
+  for (const NetworkRecord& rec : records) writes &= rec.writes == 1;
   std::vector<NetHandle> handles(static_cast<size_t>(n));
   std::vector<std::string> names(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -182,10 +190,12 @@ Status RmaState::ensureNetwork() {
     const RmaBoard& board = boards_[static_cast<size_t>(peer)];
     if (board.valid() && peer != comm_.rank) board.ring();
   };
-  links_ = std::make_unique<RmaLinks>(backend, std::move(handles), comm_.rank, comm_.commHash, std::move(names),
+  netBackend_ = backend;
+  links_ = std::make_unique<RmaLinks>(backend, writes, std::move(handles), comm_.rank, comm_.commHash, std::move(names),
                                       std::move(poke));
   networkReady_ = true;
-  BRAID_INFO(kLogInit | kLogNet, "one-sided network path ready (%s)", backend->name());
+  BRAID_INFO(kLogInit | kLogNet, "one-sided network path ready (%s%s)", backend->name(),
+             writes ? ", RDMA writes with immediate" : "");
   return okStatus();
 }
 

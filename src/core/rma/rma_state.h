@@ -104,6 +104,15 @@ class RmaState {
 
   // The collective part of a registration: exchange, mappings, the network when needed.
   Status completeRegistration(Window& window);
+  // Connections made for writes: exposes this rank's part of `window` for remote writes
+  // and tells every rank where each part is (collective).
+  Status exposeWindow(Window& window);
+  void releaseExposure(Window& window);
+  // A put or signal as RDMA writes with immediate (connections made for writes).
+  Status putByWrites(const uint8_t* data, size_t bytes, int peer, const Window& window, size_t offset, int context,
+                     int signal);
+  Status writeThroughNetwork(int peer, uint32_t immediate, const void* data, size_t bytes, uint64_t remoteAddr,
+                             uint32_t rkey);
 
   Comm& comm_;
   RmaShape shape_;
@@ -118,6 +127,7 @@ class RmaState {
 
   // The network path (once ensureNetwork ran).
   bool networkReady_ = false;
+  NetBackend* netBackend_ = nullptr;
   std::unique_ptr<RmaLinks> links_;
   std::unique_ptr<RmaService> service_;
   std::vector<uint64_t> sentThroughNetwork_;  // operations, by target

@@ -1,10 +1,21 @@
 #include "core/rma/rma_wire.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "util/byte_codec.h"
 
 namespace braid {
+
+namespace {
+
+std::string immediateHex(uint32_t value) {
+  char text[9];
+  std::snprintf(text, sizeof(text), "%08x", value);
+  return text;
+}
+
+}  // namespace
 
 void encodeRmaRecord(const RmaRecord& record, uint8_t out[kRmaRecordBytes]) {
   ByteWriter w;
@@ -53,6 +64,55 @@ bool decodeRmaRecord(const uint8_t* data, size_t size, RmaRecord* out, std::stri
     return false;
   }
   *out = record;
+  return true;
+}
+
+namespace {
+
+constexpr uint32_t kRmaImmKindShift = 30;
+constexpr uint32_t kRmaImmPayloadMask = (uint32_t{1} << kRmaImmKindShift) - 1;
+constexpr uint32_t kRmaImmSignalMask = (uint32_t{1} << kRmaImmediateSignalBits) - 1;
+constexpr uint32_t kRmaImmContextMask = (uint32_t{1} << kRmaImmediateContextBits) - 1;
+
+}  // namespace
+
+bool rmaImmediateFits(int contexts, int signals, int nranks) {
+  return contexts >= 1 && signals >= 1 && nranks >= 1 && static_cast<uint64_t>(contexts) <= kRmaImmContextMask + 1 &&
+         static_cast<uint64_t>(signals) <= kRmaImmSignalMask + 1 &&
+         static_cast<uint64_t>(nranks) <= kRmaImmPayloadMask + 1;
+}
+
+uint32_t encodeRmaImmediate(const RmaImmediate& imm) {
+  uint32_t payload = 0;
+  if (imm.kind == RmaImmediateKind::Signal) {
+    payload = (imm.context & kRmaImmContextMask) << kRmaImmediateSignalBits | (imm.signalIndex & kRmaImmSignalMask);
+  } else if (imm.kind == RmaImmediateKind::Hello) {
+    payload = static_cast<uint32_t>(imm.source) & kRmaImmPayloadMask;
+  }
+  return static_cast<uint32_t>(imm.kind) << kRmaImmKindShift | payload;
+}
+
+bool decodeRmaImmediate(uint32_t value, RmaImmediate* out, std::string* why) {
+  RmaImmediate imm;
+  imm.kind = static_cast<RmaImmediateKind>(value >> kRmaImmKindShift);
+  uint32_t payload = value & kRmaImmPayloadMask;
+  switch (imm.kind) {
+    case RmaImmediateKind::Signal:
+      imm.context = payload >> kRmaImmediateSignalBits;
+      imm.signalIndex = payload & kRmaImmSignalMask;
+      break;
+    case RmaImmediateKind::Hello:
+      imm.source = static_cast<int32_t>(payload);
+      break;
+    case RmaImmediateKind::Data:
+    case RmaImmediateKind::Goodbye:
+      if (payload != 0) {
+        *why = "a one-sided immediate value 0x" + immediateHex(value) + " with bits its kind does not use";
+        return false;
+      }
+      break;
+  }
+  *out = imm;
   return true;
 }
 

@@ -12,6 +12,18 @@
 //
 // Little-endian, checked on decode (magic, kind, sizes): a record from a confused or
 // hostile peer is an error, never a write outside a window.
+//
+// Where the backend writes into remote memory itself (RDMA write with immediate,
+// transport/net/net_rdma.h), the same operations are 32-bit immediate values instead:
+//
+//   bits 31-30  kind: Data (a piece of a put that does not signal), Signal (the last piece
+//               of a put, or ncclSignal: count one signal), Hello, Goodbye
+//   Signal:     bits 29-16 context, bits 15-0 signal index
+//   Hello:      bits 29-0 the sending rank
+//   Data, Goodbye: the other bits are 0
+//
+// The put's data is the write itself; the window address and key come from the window's
+// registration, so nothing else travels.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +50,27 @@ struct RmaRecord {
   uint64_t offset = 0;
   uint64_t bytes = 0;
 };
+
+enum class RmaImmediateKind : uint32_t { Data = 0, Signal = 1, Hello = 2, Goodbye = 3 };
+
+struct RmaImmediate {
+  RmaImmediateKind kind = RmaImmediateKind::Data;
+  uint32_t context = 0;      // Signal
+  uint32_t signalIndex = 0;  // Signal
+  int32_t source = -1;       // Hello
+};
+
+constexpr int kRmaImmediateContextBits = 14;
+constexpr int kRmaImmediateSignalBits = 16;
+constexpr int kRmaImmediateRankBits = 30;
+
+// Whether every (context, signal index) of a communicator with this many of each, and every
+// rank of `nranks`, fits an immediate value.
+bool rmaImmediateFits(int contexts, int signals, int nranks);
+// The immediate of `imm`; its fields must fit (rmaImmediateFits).
+uint32_t encodeRmaImmediate(const RmaImmediate& imm);
+// False (and why) when `value` is not an immediate encodeRmaImmediate makes.
+bool decodeRmaImmediate(uint32_t value, RmaImmediate* out, std::string* why);
 
 void encodeRmaRecord(const RmaRecord& record, uint8_t out[kRmaRecordBytes]);
 // False (and why) when the bytes are not a valid record.

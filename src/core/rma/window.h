@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/lifecycle/comm.h"
+#include "transport/net/net_rdma.h"
 #include "util/shared_region.h"
 #include "util/status.h"
 
@@ -35,9 +36,14 @@ struct ncclWindow_vidmem {
     uint8_t* mapped = nullptr;  // where it is reachable here (this rank: userPtr), or null
     bool sameHost = false;
     std::string unmappedWhy;  // for a rank of this host without a mapping: why
+    // Where puts reach it as RDMA writes (one-sided connections made for writes), and why
+    // not where its owner could not expose it.
+    braid::NetRemoteKey remote;
+    std::string notWritableWhy;
   };
   std::vector<Part> parts;  // by rank
   std::vector<braid::PeerRegionMapping> mappings;
+  void* exposed = nullptr;  // this rank's part, exposed for remote writes (NetRdma handle)
 
   // The address of `offset` in `peer`'s part, or null when it is not reachable here.
   uint8_t* peerAddress(int peer, size_t offset) const {

@@ -1,5 +1,6 @@
 // RmaState's windows: collective registration (the ranks of a host map each other's parts
 // when they come from ncclMemAlloc), collective deregistration, peer pointers.
+#include <cstdio>
 #include <cstring>
 
 #include "core/memory/host_memory.h"
@@ -43,6 +44,7 @@ Status RmaState::registerWindow(void* buffer, size_t bytes, int flags, Window** 
   if (hostMode()) table_.add(window->id, window->userPtr, bytes);
   Status registered = completeRegistration(*window);
   if (!registered.ok()) {
+    releaseExposure(*window);
     table_.remove(window->id);
     return registered;
   }
@@ -128,6 +130,8 @@ Status RmaState::completeRegistration(Window& w) {
     bool needNetwork = false;
     for (uint8_t ok : everyone) needNetwork |= ok == 0;
     if (needNetwork) BRAID_CHECK(ensureNetwork());
+    // Every rank knows networkReady_ and the links' kind alike (both decided collectively).
+    if (networkReady_ && links_->writes()) BRAID_CHECK(exposeWindow(*window));
   }
   BRAID_INFO(kLogReg, "ncclCommWindowRegister: window #%llu, %zu bytes at %p (%s), flags 0x%x",
              static_cast<unsigned long long>(window->id), bytes, buffer,
@@ -163,12 +167,49 @@ Status RmaState::deregisterWindow(Window* window) {
     BRAID_CHECK(comm_.bootstrap->barrier());
   }
   if (service_) service_->retireWindow(window->id);
+  releaseExposure(*window);
   table_.remove(window->id);
   unregisterLiveWindow(window);
   BRAID_INFO(kLogReg, "ncclCommWindowDeregister: window #%llu", static_cast<unsigned long long>(window->id));
   std::lock_guard<std::mutex> lock(windowsMutex_);
   windows_.remove_if([window](const std::unique_ptr<Window>& w) { return w.get() == window; });
   return okStatus();
+}
+
+Status RmaState::exposeWindow(Window& window) {
+  struct KeyRecord {
+    NetRemoteKey key;
+    char why[200] = {};
+  };
+  int n = comm_.nranks;
+  std::vector<KeyRecord> records(static_cast<size_t>(n));
+  KeyRecord& mine = records[static_cast<size_t>(comm_.rank)];
+  // A part that cannot be exposed (the device refuses the memory) fails only the puts into
+  // it, with the reason: the window still serves every other path.
+  Status exposed = netBackend_->rdma()->exposeMemory(0, window.userPtr, window.bytes, &mine.key, &window.exposed);
+  if (!exposed.ok()) {
+    mine.key = NetRemoteKey{};
+    window.exposed = nullptr;
+    std::snprintf(mine.why, sizeof(mine.why), "%s", exposed.message().c_str());
+    BRAID_INFO(kLogReg, "window #%llu: this rank's part is not registered for remote writes: %s",
+               static_cast<unsigned long long>(window.id), mine.why);
+  }
+  BRAID_CHECK(comm_.bootstrap->allGather(records.data(), sizeof(KeyRecord)));
+  for (int r = 0; r < n; ++r) {
+    const KeyRecord& rec = records[static_cast<size_t>(r)];
+    Window::Part& part = window.parts[static_cast<size_t>(r)];
+    part.remote = rec.key;
+    if (!rec.key.writable) part.notWritableWhy.assign(rec.why, strnlen(rec.why, sizeof(rec.why)));
+  }
+  return okStatus();
+}
+
+void RmaState::releaseExposure(Window& window) {
+  if (!window.exposed) return;
+  Status released = netBackend_->rdma()->unexposeMemory(0, window.exposed);
+  if (!released.ok())
+    BRAID_WARN("window #%llu: %s", static_cast<unsigned long long>(window.id), released.message().c_str());
+  window.exposed = nullptr;
 }
 
 Window* RmaState::findLocal(const void* ptr, size_t bytes, size_t* offset) {

@@ -55,6 +55,7 @@ class NetRecvComm : public NetComm {};
 
 // In-flight operation; owned by the backend, released when test() reports it done.
 class NetRequest;
+class NetRdma;
 
 class NetBackend {
  public:
@@ -81,6 +82,10 @@ class NetBackend {
                        NetRequest** request) = 0;
   // *done = true when complete; *bytes receives the size actually sent or received.
   virtual Status test(NetRequest* request, bool* done, size_t* bytes) = 0;
+
+  // RDMA write with immediate (net_rdma.h), or null where the backend cannot write into a
+  // peer's memory (sockets).
+  virtual NetRdma* rdma() { return nullptr; }
 };
 
 }  // namespace braid

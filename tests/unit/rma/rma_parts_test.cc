@@ -1,6 +1,6 @@
 // The pure and process-local parts of windows and one-sided operations: LSA teams, the
-// record format of network operations, the signal board, shareable memory and its
-// mappings, the window table the service thread writes through.
+// record format of network operations and their RDMA immediate values, the signal board,
+// shareable memory and its mappings, the window table the service thread writes through.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -103,6 +103,62 @@ TEST(RmaWire, GarbageIsRefusedWithAReason) {
   encodeRmaRecord(record, bad);
   EXPECT_FALSE(decodeRmaRecord(bad, sizeof(bad), &out, &why));
   EXPECT_NE(why.find("rank -3"), std::string::npos) << why;
+}
+
+TEST(RmaImmediate, SignalsHellosAndGoodbyesRoundTrip) {
+  std::string why;
+  RmaImmediate signal;
+  signal.kind = RmaImmediateKind::Signal;
+  signal.context = (1u << kRmaImmediateContextBits) - 1;
+  signal.signalIndex = (1u << kRmaImmediateSignalBits) - 1;
+  uint32_t value = encodeRmaImmediate(signal);
+  EXPECT_EQ(value, 0x7fffffffu);  // kind 1 in bits 31-30, every payload bit set
+  RmaImmediate back;
+  ASSERT_TRUE(decodeRmaImmediate(value, &back, &why)) << why;
+  EXPECT_EQ(back.kind, RmaImmediateKind::Signal);
+  EXPECT_EQ(back.context, signal.context);
+  EXPECT_EQ(back.signalIndex, signal.signalIndex);
+  signal.context = 3;
+  signal.signalIndex = 5;
+  EXPECT_EQ(encodeRmaImmediate(signal), 0x40000000u | 3u << 16 | 5u);
+  ASSERT_TRUE(decodeRmaImmediate(encodeRmaImmediate(signal), &back, &why)) << why;
+  EXPECT_EQ(back.context, 3u);
+  EXPECT_EQ(back.signalIndex, 5u);
+
+  RmaImmediate hello;
+  hello.kind = RmaImmediateKind::Hello;
+  hello.source = (1 << kRmaImmediateRankBits) - 1;
+  ASSERT_TRUE(decodeRmaImmediate(encodeRmaImmediate(hello), &back, &why)) << why;
+  EXPECT_EQ(back.kind, RmaImmediateKind::Hello);
+  EXPECT_EQ(back.source, hello.source);
+
+  for (RmaImmediateKind kind : {RmaImmediateKind::Data, RmaImmediateKind::Goodbye}) {
+    RmaImmediate bare;
+    bare.kind = kind;
+    bare.context = 7;  // ignored: these kinds carry nothing
+    ASSERT_TRUE(decodeRmaImmediate(encodeRmaImmediate(bare), &back, &why)) << why;
+    EXPECT_EQ(back.kind, kind);
+    EXPECT_EQ(back.context, 0u);
+  }
+  EXPECT_EQ(encodeRmaImmediate(RmaImmediate{}), 0u);
+}
+
+TEST(RmaImmediate, ValuesNoEncoderMakesAreRefused) {
+  RmaImmediate out;
+  std::string why;
+  EXPECT_FALSE(decodeRmaImmediate(0x00000001u, &out, &why));  // Data with payload bits
+  EXPECT_NE(why.find("00000001"), std::string::npos) << why;
+  EXPECT_FALSE(decodeRmaImmediate(0xc0000100u, &out, &why));  // Goodbye with payload bits
+  EXPECT_NE(why.find("c0000100"), std::string::npos) << why;
+}
+
+TEST(RmaImmediate, FitsOnlyWhatItsFieldsHold) {
+  EXPECT_TRUE(rmaImmediateFits(1, 1, 2));
+  EXPECT_TRUE(rmaImmediateFits(1 << kRmaImmediateContextBits, 1 << kRmaImmediateSignalBits, 1 << 20));
+  EXPECT_FALSE(rmaImmediateFits((1 << kRmaImmediateContextBits) + 1, 1, 2));
+  EXPECT_FALSE(rmaImmediateFits(1, (1 << kRmaImmediateSignalBits) + 1, 2));
+  EXPECT_FALSE(rmaImmediateFits(1, 1, (1 << kRmaImmediateRankBits) + 1));
+  EXPECT_FALSE(rmaImmediateFits(0, 1, 2));
 }
 
 TEST(RmaBoard, CountsSignalsAndAppliedOperationsPerSource) {

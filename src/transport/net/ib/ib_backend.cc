@@ -12,6 +12,7 @@
 
 #include "transport/net/ib/ib_comm.h"
 #include "transport/net/ib/ib_device.h"
+#include "transport/net/net_rdma.h"
 #include "util/format.h"
 #include "util/host_identity.h"
 #include "util/log.h"
@@ -55,7 +56,7 @@ class IbListenComm : public NetListenComm {
 
 }  // namespace
 
-class IbNetBackend : public NetBackend {
+class IbNetBackend : public NetBackend, public NetRdma {
  public:
   IbNetBackend(const IbvApi& api, IbNetConfig config) : api_(api), config_(std::move(config)) {}
 
@@ -81,6 +82,21 @@ class IbNetBackend : public NetBackend {
   Status irecv(NetRecvComm& comm, void* data, size_t bytes, uint32_t tag, void* memHandle,
                NetRequest** request) override;
   Status test(NetRequest* request, bool* done, size_t* bytes) override;
+  NetRdma* rdma() override { return this; }
+
+  // NetRdma: one-sided operations as RDMA writes with immediate.
+  Status exposeMemory(int device, void* data, size_t bytes, NetRemoteKey* key, void** handle) override;
+  Status unexposeMemory(int device, void* handle) override;
+  Status connectForWrites(int device, const NetHandle& handle, std::unique_ptr<NetSendComm>* out) override {
+    return connectAs(device, handle, /*writesOnly=*/true, out);
+  }
+  bool carriesWrites(NetRecvComm& comm) const override {
+    auto* recv = dynamic_cast<IbRecvComm*>(&comm);
+    return recv && recv->writesOnly();
+  }
+  Status iwrite(NetSendComm& comm, const void* data, size_t bytes, void* memHandle, uint64_t remoteAddr, uint32_t rkey,
+                uint32_t immediate, NetRequest** request) override;
+  Status takeImmediates(NetRecvComm& comm, std::vector<uint32_t>* out) override;
 
  private:
   struct PendingConnect {
@@ -91,8 +107,10 @@ class IbNetBackend : public NetBackend {
     UniqueFd fd;    // while TCP connects
     Stream stream;  // then, until its handshake is done and it is attached to comm
     bool tcpConnected = false;
+    bool writesOnly = false;
     SocketAddress remote;
   };
+  Status connectAs(int device, const NetHandle& handle, bool writesOnly, std::unique_ptr<NetSendComm>* out);
   Status checkDevice(int device, const char* what) const {
     if (device < 0 || device >= deviceCount()) {
       return BRAID_ERROR(ncclInvalidArgument, "NET/IB %s: device %d does not exist (%d devices)", what, device,
@@ -172,7 +190,7 @@ Status IbNetBackend::startConnect(int device, const NetHandle& handle, PendingCo
   }
   std::unique_ptr<IbQpSet> qps;
   BRAID_CHECK(IbQpSet::create(devices_[static_cast<size_t>(device)], config_.qp, kSendDepth, kRecvDepth, &qps));
-  BRAID_CHECK(IbSendComm::create(std::move(qps), pending->remote.toString(), &pending->comm));
+  BRAID_CHECK(IbSendComm::create(std::move(qps), pending->remote.toString(), pending->writesOnly, &pending->comm));
   pending->info = pending->comm->setupInfo(contents.cookie);
   return okStatus();
 }
@@ -215,16 +233,23 @@ Status IbNetBackend::advanceConnect(PendingConnect& pending, bool* done) {
 }
 
 Status IbNetBackend::connect(int device, const NetHandle& handle, std::unique_ptr<NetSendComm>* out) {
+  return connectAs(device, handle, /*writesOnly=*/false, out);
+}
+
+Status IbNetBackend::connectAs(int device, const NetHandle& handle, bool writesOnly,
+                               std::unique_ptr<NetSendComm>* out) {
   out->reset();
   BRAID_CHECK(checkDevice(device, "connect"));
   std::lock_guard<std::mutex> lock(connectMutex_);
   auto it = connects_.find(&handle);
-  if (it != connects_.end() && std::memcmp(it->second.bytes.bytes, handle.bytes, kNetHandleBytes) != 0) {
+  if (it != connects_.end() && (std::memcmp(it->second.bytes.bytes, handle.bytes, kNetHandleBytes) != 0 ||
+                                it->second.writesOnly != writesOnly)) {
     connects_.erase(it);  // the caller reused the object for another listener
     it = connects_.end();
   }
   if (it == connects_.end()) {
     PendingConnect pending;
+    pending.writesOnly = writesOnly;
     BRAID_CHECK(startConnect(device, handle, &pending));
     it = connects_.emplace(&handle, std::move(pending)).first;
   }
@@ -334,6 +359,41 @@ Status IbNetBackend::test(NetRequest* request, bool* done, size_t* bytes) {
   if (!request) return BRAID_ERROR(ncclInvalidArgument, "NET/IB test: null request");
   auto* req = reinterpret_cast<IbRequest*>(request);
   return req->owner->test(req, done, bytes);
+}
+
+Status IbNetBackend::exposeMemory(int device, void* data, size_t bytes, NetRemoteKey* key, void** handle) {
+  *key = NetRemoteKey{};
+  *handle = nullptr;
+  BRAID_CHECK(checkDevice(device, "exposeMemory"));
+  IbMemoryRegion* region = nullptr;
+  // The cache registers for remote write; the writer's bounds are the exposed range, the
+  // region (whole pages) may be larger.
+  BRAID_CHECK(devices_[static_cast<size_t>(device)]->registerMemory(data, bytes, &region));
+  key->addr = reinterpret_cast<uintptr_t>(data);
+  key->bytes = bytes;
+  key->rkey = region->mr->rkey;
+  key->writable = 1;
+  *handle = region;
+  return okStatus();
+}
+
+Status IbNetBackend::unexposeMemory(int device, void* handle) {
+  BRAID_CHECK(checkDevice(device, "unexposeMemory"));
+  return devices_[static_cast<size_t>(device)]->release(static_cast<IbMemoryRegion*>(handle));
+}
+
+Status IbNetBackend::iwrite(NetSendComm& comm, const void* data, size_t bytes, void* memHandle, uint64_t remoteAddr,
+                            uint32_t rkey, uint32_t immediate, NetRequest** request) {
+  *request = nullptr;
+  auto* send = dynamic_cast<IbSendComm*>(&comm);
+  if (!send) return BRAID_ERROR(ncclInvalidArgument, "NET/IB write: not an IB-transport connection");
+  return send->write(data, bytes, static_cast<IbMemoryRegion*>(memHandle), remoteAddr, rkey, immediate, request);
+}
+
+Status IbNetBackend::takeImmediates(NetRecvComm& comm, std::vector<uint32_t>* out) {
+  auto* recv = dynamic_cast<IbRecvComm*>(&comm);
+  if (!recv) return BRAID_ERROR(ncclInvalidArgument, "NET/IB: not an IB-transport connection");
+  return recv->takeImmediates(out);
 }
 
 Status probeIbPorts(const std::string& sysfsRoot, const std::string& hcaSpec, const IbvApi** api,

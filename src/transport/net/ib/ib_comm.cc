@@ -17,7 +17,7 @@ namespace braid {
 namespace {
 
 // wr_id = kind << 32 | request slot.
-enum WorkKind : uint64_t { kData = 1, kRecv = 2, kCts = 3 };
+enum WorkKind : uint64_t { kData = 1, kRecv = 2, kCts = 3, kWriteRecv = 4 };
 uint64_t workId(WorkKind kind, int slot) { return (static_cast<uint64_t>(kind) << 32) | static_cast<uint32_t>(slot); }
 
 IbCts* allocFifo() {
@@ -89,9 +89,17 @@ Status IbCommCore::poll() {
   for (int i = 0; i < n; ++i) {
     uint64_t kind = wcs[i].wr_id >> 32;
     if (wcs[i].status != IBV_WC_SUCCESS) {
-      return completionError(wcs[i], kind == kData  ? "an RDMA write of data"
-                                     : kind == kCts ? "an RDMA write of a clear-to-send"
-                                                    : "receiving data");
+      return completionError(wcs[i], kind == kData        ? "an RDMA write of data"
+                                     : kind == kCts       ? "an RDMA write of a clear-to-send"
+                                     : kind == kWriteRecv ? "a one-sided write into this rank"
+                                                          : "receiving data");
+    }
+    if (kind == kWriteRecv) {
+      // A write with immediate has landed: its data is in place; queue the immediate and
+      // give the QP its receive back.
+      arrived_.push_back(ntohl(wcs[i].imm_data));
+      BRAID_CHECK(postWriteReceive());
+      continue;
     }
     int slot = static_cast<int>(wcs[i].wr_id & 0xffffffffu);
     if (slot >= kNetMaxRequests) continue;
@@ -102,6 +110,19 @@ Status IbCommCore::poll() {
       --req.partsLeft;  // a piece of a receive has landed; the immediate is the size
       if (wcs[i].wc_flags & IBV_WC_WITH_IMM) req.bytes = ntohl(wcs[i].imm_data);
     }  // kCts: the clear-to-send write is done; nothing waits for it
+  }
+  return okStatus();
+}
+
+Status IbCommCore::postWriteReceive() {
+  ibv_recv_wr wr{};
+  ibv_recv_wr* bad = nullptr;
+  wr.wr_id = workId(kWriteRecv, 0);
+  wr.num_sge = 0;
+  if (int rc = ibv_post_recv(qps_->qp(0), &wr, &bad); rc != 0) {
+    return fail(BRAID_ERROR(ncclSystemError,
+                            "NET/IB: posting a receive for one-sided writes from %s on QP %u failed: %s", peer_.c_str(),
+                            qps_->qp(0)->qp_num, std::strerror(rc)));
   }
   return okStatus();
 }
@@ -119,8 +140,10 @@ Status IbCommCore::test(IbRequest* request, bool* done, size_t* bytes) {
 
 // ---- sender ----
 
-Status IbSendComm::create(std::unique_ptr<IbQpSet> qps, std::string peer, std::unique_ptr<IbSendComm>* out) {
+Status IbSendComm::create(std::unique_ptr<IbQpSet> qps, std::string peer, bool writesOnly,
+                          std::unique_ptr<IbSendComm>* out) {
   std::unique_ptr<IbSendComm> comm(new IbSendComm(std::move(qps), Stream(), std::move(peer)));
+  comm->writesOnly_ = writesOnly;
   comm->fifo_ = allocFifo();
   if (!comm->fifo_) return BRAID_ERROR(ncclSystemError, "NET/IB: out of memory for a CTS FIFO");
   BRAID_CHECK(comm->device().registerMemory(comm->fifo_, 4096, &comm->fifoRegion_));
@@ -140,6 +163,7 @@ IbWireInfo IbSendComm::setupInfo(uint64_t cookie) const {
   qps_->describe(&info);
   info.fifoAddr = reinterpret_cast<uintptr_t>(fifo_);
   info.fifoRkey = fifoRegion_->mr->rkey;
+  info.mode = writesOnly_ ? kIbModeWrites : kIbModeSendRecv;
   return info;
 }
 
@@ -165,6 +189,10 @@ Status IbSendComm::finishSetup() {
 Status IbSendComm::isend(const void* data, size_t bytes, uint32_t tag, IbMemoryRegion* region, NetRequest** request) {
   *request = nullptr;
   if (!failed_.ok()) return failed_;
+  if (writesOnly_) {
+    return BRAID_ERROR(ncclInternalError, "NET/IB isend: the connection to %s carries one-sided writes only",
+                       peer_.c_str());
+  }
   if (!connected_) {
     BRAID_CHECK(finishSetup());
     if (!connected_) return okStatus();
@@ -229,6 +257,56 @@ Status IbSendComm::isend(const void* data, size_t bytes, uint32_t tag, IbMemoryR
   return okStatus();
 }
 
+Status IbSendComm::write(const void* data, size_t bytes, IbMemoryRegion* region, uint64_t remoteAddr, uint32_t rkey,
+                         uint32_t immediate, NetRequest** request) {
+  *request = nullptr;
+  if (!failed_.ok()) return failed_;
+  if (!writesOnly_) {
+    return BRAID_ERROR(ncclInternalError, "NET/IB write: the connection to %s was not made for one-sided writes",
+                       peer_.c_str());
+  }
+  if (bytes > UINT32_MAX) {
+    return BRAID_ERROR(ncclInvalidArgument, "NET/IB write: %zu bytes to %s exceed one RDMA write", bytes,
+                       peer_.c_str());
+  }
+  if (!connected_) {
+    BRAID_CHECK(finishSetup());
+    if (!connected_) return okStatus();
+  }
+  int slot = static_cast<int>(sequence_ % kNetMaxRequests);
+  IbRequest& req = requests_[slot];
+  if (req.used) {
+    BRAID_CHECK(poll());
+    return okStatus();
+  }
+  if (bytes > 0) BRAID_CHECK(checkRegion(region, data, bytes, "write"));
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(data);
+  sge.length = static_cast<uint32_t>(bytes);
+  sge.lkey = bytes ? region->mr->lkey : 0;
+  ibv_send_wr wr{};
+  ibv_send_wr* bad = nullptr;
+  wr.wr_id = workId(kData, slot);
+  wr.sg_list = &sge;
+  wr.num_sge = bytes ? 1 : 0;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.imm_data = htonl(immediate);
+  wr.wr.rdma.remote_addr = remoteAddr;
+  wr.wr.rdma.rkey = rkey;
+  if (int rc = ibv_post_send(qps_->qp(0), &wr, &bad); rc != 0) {
+    return fail(BRAID_ERROR(ncclSystemError,
+                            "NET/IB: posting a one-sided RDMA write of %zu bytes to %s on QP %u failed: %s", bytes,
+                            peer_.c_str(), qps_->qp(0)->qp_num, std::strerror(rc)));
+  }
+  req.used = true;
+  req.partsLeft = 1;
+  req.bytes = bytes;
+  ++sequence_;
+  *request = reinterpret_cast<NetRequest*>(&req);
+  return okStatus();
+}
+
 // ---- receiver ----
 
 Status IbRecvComm::create(std::unique_ptr<IbQpSet> qps, Stream oob, std::string peer, const IbWireInfo& remote,
@@ -237,9 +315,16 @@ Status IbRecvComm::create(std::unique_ptr<IbQpSet> qps, Stream oob, std::string 
   comm->staging_ = allocFifo();
   if (!comm->staging_) return BRAID_ERROR(ncclSystemError, "NET/IB: out of memory for CTS records");
   BRAID_CHECK(comm->device().registerMemory(comm->staging_, 4096, &comm->stagingRegion_));
+  if (remote.mode != kIbModeSendRecv && remote.mode != kIbModeWrites) {
+    return BRAID_ERROR(ncclRemoteError, "NET/IB: %s asked for a connection of unknown mode %u", comm->peer_.c_str(),
+                       remote.mode);
+  }
+  comm->writesOnly_ = remote.mode == kIbModeWrites;
   BRAID_CHECK(comm->qps_->connect(remote, comm->peer_));
   comm->remoteFifo_ = remote.fifoAddr;
   comm->remoteFifoKey_ = remote.fifoRkey;
+  // Before the sender hears back (and may write): every write must find a receive.
+  for (int i = 0; comm->writesOnly_ && i < kIbWriteReceives; ++i) BRAID_CHECK(comm->postWriteReceive());
   *out = std::move(comm);
   return okStatus();
 }
@@ -264,9 +349,25 @@ Status IbRecvComm::finishSetup() {
   return okStatus();
 }
 
+Status IbRecvComm::takeImmediates(std::vector<uint32_t>* out) {
+  if (!writesOnly_) {
+    return BRAID_ERROR(ncclInternalError, "NET/IB: the connection from %s was not made for one-sided writes",
+                       peer_.c_str());
+  }
+  // The immediates taken before a failed completion still count: their writes landed.
+  Status polled = poll();
+  out->insert(out->end(), arrived_.begin(), arrived_.end());
+  arrived_.clear();
+  return polled;
+}
+
 Status IbRecvComm::irecv(void* data, size_t bytes, uint32_t tag, IbMemoryRegion* region, NetRequest** request) {
   *request = nullptr;
   if (!failed_.ok()) return failed_;
+  if (writesOnly_) {
+    return BRAID_ERROR(ncclInternalError, "NET/IB irecv: the connection from %s carries one-sided writes only",
+                       peer_.c_str());
+  }
   if (!connected_) {
     BRAID_CHECK(finishSetup());
     if (!connected_) return okStatus();

@@ -11,6 +11,12 @@
 //     piece has completed. Any completion with an error status fails the connection with
 //     a named error: what failed, the peer, the QP, the verbs status text.
 //
+// A connection made for writes (net_rdma.h, IbWireInfo::mode) skips 1-2: the receiver keeps
+// kIbWriteReceives zero-length receives posted on the first QP from the moment it accepts,
+// reposting each as its completion is taken; the sender posts RDMA writes with immediate
+// on that QP alone (one QP completes in order), and the receiver queues each completion's
+// immediate for takeImmediates.
+//
 // Connection setup finishes lazily, because NetBackend's connect must complete without
 // the peer calling accept (ranks connect all their sends before accepting): connect sends
 // the sender's QP numbers and FIFO key, accept answers with the receiver's, and the sender
@@ -22,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transport/net/ib/ib_qp.h"
 #include "transport/net/net_backend.h"
@@ -66,6 +73,8 @@ class IbCommCore {
   Status completionError(const ibv_wc& wc, const char* what);
   // Non-blocking read of exactly `bytes` into buffer_; true when all are there.
   Status readSetup(size_t bytes, bool* complete);
+  // Writes only: one zero-length receive on the first QP, for a write's immediate.
+  Status postWriteReceive();
 
   std::shared_ptr<IbDevice> device_;  // outlives qps_
   std::unique_ptr<IbQpSet> qps_;
@@ -77,12 +86,15 @@ class IbCommCore {
   size_t received_ = 0;
   IbRequest requests_[kNetMaxRequests];
   uint64_t sequence_ = 0;
+  bool writesOnly_ = false;        // made for writes with immediate (kIbModeWrites)
+  std::vector<uint32_t> arrived_;  // receiver, writes only: immediates not yet taken
 };
 
 class IbSendComm : public NetSendComm, public IbCommCore {
  public:
   // The setup connection is attached once it is connected (and its handshake done).
-  static Status create(std::unique_ptr<IbQpSet> qps, std::string peer, std::unique_ptr<IbSendComm>* out);
+  static Status create(std::unique_ptr<IbQpSet> qps, std::string peer, bool writesOnly,
+                       std::unique_ptr<IbSendComm>* out);
   ~IbSendComm() override;
   std::string peerDescription() const override { return peer_; }
   // The setup message this end sends (QPs, FIFO address and key).
@@ -91,6 +103,9 @@ class IbSendComm : public NetSendComm, public IbCommCore {
   // The setup connection, while the connection is being made (after attachSetup).
   ByteStream& setupStream() { return *oob_; }
   Status isend(const void* data, size_t bytes, uint32_t tag, IbMemoryRegion* region, NetRequest** request);
+  // One RDMA write with immediate on the first QP (a connection made for writes only).
+  Status write(const void* data, size_t bytes, IbMemoryRegion* region, uint64_t remoteAddr, uint32_t rkey,
+               uint32_t immediate, NetRequest** request);
 
  private:
   using IbCommCore::IbCommCore;
@@ -108,6 +123,9 @@ class IbRecvComm : public NetRecvComm, public IbCommCore {
   ~IbRecvComm() override;
   std::string peerDescription() const override { return peer_; }
   Status irecv(void* data, size_t bytes, uint32_t tag, IbMemoryRegion* region, NetRequest** request);
+  bool writesOnly() const { return writesOnly_; }
+  // A connection made for writes: the immediates of the writes that have landed, in order.
+  Status takeImmediates(std::vector<uint32_t>* out);
 
  private:
   using IbCommCore::IbCommCore;
@@ -118,6 +136,10 @@ class IbRecvComm : public NetRecvComm, public IbCommCore {
   uint64_t remoteFifo_ = 0;
   uint32_t remoteFifoKey_ = 0;
 };
+
+// Receives a connection made for writes keeps posted (a write finding none waits for the
+// receiver: RNR retries, never a loss).
+constexpr int kIbWriteReceives = 32;
 
 // The immediate-data token the sender writes once its QPs are ready.
 constexpr uint32_t kIbReadyToken = 0x52454459;  // "READY"

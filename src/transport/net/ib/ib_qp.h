@@ -20,6 +20,11 @@ namespace braid {
 
 constexpr int kIbMaxQpsPerConnection = 16;
 
+// What a connection carries: NetBackend's receiver-driven send/receive, or (one-sided
+// operations) only the sender's RDMA writes with immediate, all on its first QP.
+constexpr uint32_t kIbModeSendRecv = 0;
+constexpr uint32_t kIbModeWrites = 1;
+
 struct IbQpSettings {
   int timeout = 20;          // NCCL_IB_TIMEOUT: 4.096 us x 2^timeout
   int retryCount = 7;        // NCCL_IB_RETRY_CNT
@@ -49,7 +54,7 @@ struct IbWireInfo {
   uint8_t pad[2] = {};
   uint64_t fifoAddr = 0;  // sender only: its clear-to-send FIFO
   uint32_t fifoRkey = 0;
-  uint32_t pad2 = 0;
+  uint32_t mode = 0;  // sender only: kIbModeSendRecv, or kIbModeWrites (net_rdma.h's connectForWrites)
   char device[32] = {};
 };
 static_assert(std::is_trivially_copyable_v<IbWireInfo>);
