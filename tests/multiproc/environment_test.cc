@@ -60,6 +60,18 @@ TEST(Environment, InfoLinesFollowNcclsFormat) {
   EXPECT_NE(results[0].output.find("nNodes 1 localRanks 2 localRank 0"), std::string::npos);
 }
 
+// The "NCCL version" line names the level ncclGetVersion reports (which users compare
+// with what their framework was built against), not nccl.h's lower API level.
+TEST(Environment, VersionLineMatchesNcclGetVersion) {
+  auto results = runWithEnv("init_and_report", 1, {idToArg(freshId()), "1"}, {{"NCCL_DEBUG", "VERSION"}});
+  expectAllSucceeded(results);
+  int version = 0;
+  ASSERT_EQ(ncclGetVersion(&version), ncclSuccess);
+  const std::string expected = "NCCL version " + std::to_string(version / 10000) + "." +
+                               std::to_string(version / 100 % 100) + "." + std::to_string(version % 100) + "+braid";
+  EXPECT_NE(results[0].output.find(expected), std::string::npos) << expected << "\n" << results[0].output;
+}
+
 TEST(Environment, SubsystemFilter) {
   auto results = runWithEnv("init_and_report", 1, {idToArg(freshId()), "1"},
                             {{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "^BOOTSTRAP"}});

@@ -34,9 +34,11 @@ double bootstrapTimeoutSeconds() { return static_cast<double>(params::kBootstrap
 void logVersionOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // As NCCL's "NCCL version 2.27.0+cuda13.0": the CUDA the library was built with.
-    BRAID_LOG(LogLevel::Version, kLogInit, "NCCL version %d.%d.%d+braid%s%s", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH,
-              BRAID_VERSION_STRING, cudaBuildSuffix().c_str());
+    // As NCCL's "NCCL version 2.28.9+cuda13.0": the level ncclGetVersion reports (not the
+    // header's API level, which is lower: docs/design.md, "Versions") and the CUDA the
+    // library was built with.
+    BRAID_LOG(LogLevel::Version, kLogInit, "NCCL version %d.%d.%d+braid%s%s", BRAID_NCCL_LIBRARY_MAJOR,
+              BRAID_NCCL_LIBRARY_MINOR, BRAID_NCCL_LIBRARY_PATCH, BRAID_VERSION_STRING, cudaBuildSuffix().c_str());
   });
 }
 
