@@ -4,10 +4,13 @@
 list(APPEND BRAID_SOURCES
   exec/cuda/gpu_executor.cc
   exec/cuda/p2p_batches.cc
+  exec/host/channel_workers.cc
   exec/host/coll_dispatch.cc
   exec/host/host_executor.cc
   exec/host/local_collective.cc
   exec/host/p2p_engine.cc
+  exec/wait_report.cc
+  exec/work.cc
 )
 set(_braid_dispatch_types
   "int8:int8_t" "uint8:uint8_t" "int32:int32_t" "uint32:uint32_t" "int64:int64_t" "uint64:uint64_t"

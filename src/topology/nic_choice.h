@@ -12,15 +12,9 @@
 #include "topology/graph.h"
 #include "topology/paths.h"
 #include "topology/placement.h"
+#include "util/nic_candidate.h"
 
 namespace braid {
-
-// A device the backend could use: an interface name ("eth0") or an HCA and its port
-// ("mlx5_0", 1). Matched to the graph's NET nodes by name, and by port when both have one.
-struct NicCandidate {
-  std::string name;
-  int port = -1;  // -1: any port of that name
-};
 
 struct NicDistance {
   int net = -1;  // the graph's NET node; -1 when the graph does not have the device

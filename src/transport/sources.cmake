@@ -8,6 +8,7 @@ list(APPEND BRAID_SOURCES
   transport/cuda_ipc/cuda_ipc_transport.cc
   transport/shm/shm_segment.cc
   transport/shm/shm_transport.cc
+  transport/net/backend_choice.cc
   transport/net/net_transport.cc
   transport/net/proxy.cc
 )

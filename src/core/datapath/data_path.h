@@ -1,7 +1,8 @@
-// A communicator's data path: its channels and their connections, the transports (SHM,
-// CUDA IPC, NET through the proxy), the planner that turns a group's tasks into
-// per-channel work, and the executor that runs it — host threads in host mode, kernels on
-// the user's streams in GPU mode (data_path_gpu.cc).
+// A communicator's data path: the orchestration of one group's work. The planner
+// (coll_planner.h) turns the group's tasks into one batch; the connections it needs are
+// made (data_path_connect.cc: channels, transports SHM / CUDA IPC / NET through the proxy)
+// and handed to the executor (exec/executor.h) — host threads in host mode, kernels on the
+// user's streams in GPU mode (data_path_gpu.cc) — which runs the batch.
 //
 // Connections are made when first needed — the ring of a channel at its first ring
 // collective, the trees at the first tree AllReduce, a pair's p2p connection at its first
@@ -16,19 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "core/datapath/coll_planner.h"
 #include "core/datapath/data_path_settings.h"
 #include "core/datapath/p2p_policy.h"
 #include "core/datapath/rank_topology.h"
 #include "core/enqueue/coll_task.h"
 #include "core/lifecycle/comm.h"
-#include "exec/cuda/gpu_executor.h"
-#include "exec/host/host_exec.h"
-#include "exec/host/host_executor.h"
-#include "kernels/algorithms/channel_share.h"
-#include "kernels/algorithms/schedule_args.h"
-#include "planning/algo_proto.h"
+#include "exec/executor.h"
 #include "planning/ring.h"
-#include "planning/tuning.h"
 #include "transport/net/net_backend.h"
 #include "transport/net/proxy.h"
 #include "transport/shm/shm_transport.h"
@@ -65,11 +61,11 @@ class DataPath {
   // ncclCommSuspend (data_path_suspend.cc): waits for the work enqueued on the GPU, then
   // releases everything the data path holds for its connections — every connector (SHM
   // segments, network FIFOs and sockets, CUDA IPC blocks), the proxy thread and network
-  // backend, the host executor's worker threads, the GPU executor with its device tables
-  // and monitor thread. The settings, the rank layout and the P2P decisions stay. The
+  // backend, the executor (host: its worker threads; GPU: its device tables and monitor
+  // thread). The settings, the rank layout and the P2P decisions stay. The
   // connections are made again at first use after resume (lazily, as at init).
   Status releaseForSuspend();
-  // ncclCommResume: GPU mode makes its executor again; host mode has nothing to restore.
+  // ncclCommResume: makes the executor again (suspend released its threads).
   Status restoreAfterResume();
   // Bytes the connections hold now, which ncclCommSuspend releases (ncclCommMemStats):
   // host memory in host mode, device memory in GPU mode. Any thread may ask.
@@ -91,25 +87,19 @@ class DataPath {
     std::map<int, std::unique_ptr<Connector>> p2pSend, p2pRecv;  // by peer
     bool ringConnected = false;
     bool treeConnected = false;
-    bool ringOnDevice = false;  // GPU mode: the device's copy of the channel has its ring
-    bool treeOnDevice = false;  // ... and its tree
+    bool ringPrepared = false;  // the executor's copy of the channel has its ring
+    bool treePrepared = false;  // ... and its tree
   };
 
-  // A collective with the plan's choices made.
-  struct PlannedColl {
-    CollTask task;
-    Algorithm algo = Algorithm::Ring;
-    Protocol proto = Protocol::Simple;
-    int nChannels = 1;
-    size_t elemBytes = 1;
-    ShareGeometry geometry;  // how channels divide it (both executors: channelShare)
-    size_t segment = 0;      // per-rank extent (AllGather, ReduceScatter)
-  };
-
-  explicit DataPath(Comm& comm) : comm_(comm), executor_(comm.rank) {}
+  explicit DataPath(Comm& comm) : comm_(comm) {}
   Status init();
 
-  Status plan(const CollTask& task, PlannedColl* out);
+  // The executor of this communicator's mode (exec/executor.h), at init and after resume.
+  Status createExecutor();
+  // Hands the executor the channels that gained connections (prepareChannel).
+  Status prepareChannels(int ringChannels, int treeChannels);
+  // The connectors of the batch's sends and receives, once connected.
+  void attachP2pConnectors(WorkBatch* batch);
   Status connectRings(int nChannels);
   Status connectTrees(int nChannels);
   Status connectP2p(const std::vector<P2pTask>& p2ps);
@@ -127,21 +117,15 @@ class DataPath {
   // What the connection log adds after "via ...": why P2P was not used where it could be.
   std::string connectionNote(int peer);
   Status ensureNet();
-  Status ensureNetBackend();  // the backend alone (IB or sockets), without the transport
-  Status tryIb(bool forced);  // sets netBackend_ when IB is usable
-  Status createSocketBackend();
-  int p2pChannel(int peer) const { return (comm_.rank + peer) % settings_.defaultChannels; }
+  Status ensureNetBackend();  // the backend alone (IB or sockets: transport/net/backend_choice.h)
 
   // GPU mode (data_path_gpu.cc).
   Status initGpu();
-  Status createGpuExecutor();
   // Sums the connectors' footprints into releasableBytes_ (after connections are made).
   void noteMemoryUse();
   // Orders each node's ranks, channel by channel, as the topology search's rings visit
   // their GPUs (pathLayouts_).
   Status orderRanksForGpus();
-  Status executeOnGpu(CommTasks& tasks);
-  Status syncChannelsToDevice(int ringChannels, int treeChannels);
   // A failure found after the call that enqueued the work returned (the GPU monitor): the
   // communicator fails with it, as finishOperation fails it in host mode.
   void failAsync(Status failure);
@@ -151,20 +135,11 @@ class DataPath {
   bool quiesced_ = false;
   bool leakGpuMemory_ = false;  // kernels may still run: leave what they reach allocated
 
-  // Self sends and receives of one channel must pair up (checked in both modes).
-  Status checkSelfTransfers(const std::vector<const P2pTask*>& sends, const std::vector<const P2pTask*>& recvs);
-
-  Status runChannel(int channel, const std::vector<PlannedColl>& colls, const std::vector<P2pTask>& p2ps);
-  bool runCollOnChannel(HostExec& exec, int channel, const PlannedColl& coll);
-  bool runLocalCollective(const PlannedColl& coll);
   Status finishOperation(Status result);
-  // Why a channel's waits ended early: the deadline (naming whom it waited for) or an abort.
-  Status waitFailure(const HostExec& exec, int channel, const char* what);
 
   Comm& comm_;
   DataPathSettings settings_;
-  AlgoProtoPolicy policy_;
-  TuningInputs tuning_{};
+  std::unique_ptr<CollPlanner> planner_;
   // Per channel, the layout its ring and tree are built from: comm_.layout, with each
   // node's ranks in the order of that channel's searched ring in GPU mode
   // (core/datapath/topology_ring_order.h); the ring order and this rank's place in it.
@@ -177,16 +152,11 @@ class DataPath {
   std::map<int, P2pDecision> p2pDecisions_;
   std::unique_ptr<NetBackend> netBackend_;
   std::unique_ptr<Proxy> proxy_;
-  std::atomic<Proxy*> proxyForMonitor_{nullptr};  // proxy_, for the GPU monitor's thread
+  std::atomic<Proxy*> proxyForExecutor_{nullptr};  // proxy_, for the executor's threads (GPU: its monitor)
   std::unique_ptr<Transport> net_;
-  HostExecutor executor_;
-  std::unique_ptr<GpuExecutor> gpu_;        // GPU mode
+  std::unique_ptr<Executor> executor_;
   std::unique_ptr<RankTopology> topology_;  // where this rank runs: thread CPUs, NIC choice
   CpuSet workerCpus_;                       // empty: worker threads keep their affinity
-  int64_t deadlineNs_ = 0;                  // of the operation running now (BRAID_TIMEOUT), 0: none
-  std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
-  // A call's algSelection that NCCL_ALGO/NCCL_PROTO overrode, reported once per function.
-  std::vector<bool> reportedSelectionOverridden_ = std::vector<bool>(kNumCollFuncs, false);
   std::atomic<uint64_t> releasableBytes_{0};
 };
 

@@ -4,14 +4,12 @@
 #include <set>
 
 #include "bootstrap/bootstrap_interface.h"
+#include "core/config/ib_settings.h"
 #include "core/config/params.h"
 #include "core/datapath/data_path.h"
-#include "core/datapath/net_ib_select.h"
 #include "planning/tree.h"
 #include "transport/connection_setup.h"
 #include "transport/net/net_transport.h"
-#include "transport/net/socket/socket_backend.h"
-#include "transport/net/socket/socket_wire.h"
 #include "transport/shm/shm_transport.h"
 #include "util/byte_codec.h"
 #include "util/format.h"
@@ -160,16 +158,19 @@ const char* DataPath::netName() const { return netBackend_ ? netBackend_->name()
 
 Status DataPath::ensureNetBackend() {
   if (netBackend_) return okStatus();
-  // NCCL's order: IB when usable, else sockets; NCCL_NET names one and then it must work.
-  bool forceIb = equalsIgnoreCase(settings_.netName, "IB");
-  bool forceSocket = equalsIgnoreCase(settings_.netName, "Socket");
-  if (!settings_.netName.empty() && !forceIb && !forceSocket) {
-    return BRAID_ERROR(ncclInvalidArgument, "NCCL_NET=%s: Braid's network backends are IB and Socket",
-                       settings_.netName.c_str());
-  }
-  if (!forceSocket) BRAID_CHECK(tryIb(forceIb));
-  if (!netBackend_) BRAID_CHECK(createSocketBackend());
-  return okStatus();
+  NetBackendSettings net;
+  net.netName = settings_.netName;
+  net.ib = readIbSettings();
+  net.socket = comm_.socketSettings;  // read once, at init
+  net.nsocksPerThread = settings_.nsocksPerThread;
+  net.socketThreads = settings_.socketThreads;
+  net.bootstrapAddress = comm_.bootstrap->address();
+  net.security = comm_.bootstrap->security();
+  net.helperCpus = workerCpus_;
+  net.choose = [this](const std::vector<NicCandidate>& candidates, const std::string& pinnedBy, bool single) {
+    return topology_->chooseNics(candidates, pinnedBy, single).use;
+  };
+  return chooseNetBackend(net, &netBackend_);
 }
 
 Status DataPath::ensureNet() {
@@ -178,7 +179,7 @@ Status DataPath::ensureNet() {
   if (!needed) return okStatus();
   BRAID_CHECK(ensureNetBackend());
   proxy_ = std::make_unique<Proxy>([this] { comm_.health.abort(); }, comm_.rank, workerCpus_);
-  proxyForMonitor_.store(proxy_.get());
+  proxyForExecutor_.store(proxy_.get());
   net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
                                         comm_.health.abortFlag(), comm_.cudaDev);
   BRAID_INFO(kLogInit | kLogNet, "Using network %s", netBackend_->name());
@@ -188,89 +189,6 @@ Status DataPath::ensureNet() {
 Status DataPath::netBackendForRma(NetBackend** out) {
   BRAID_CHECK(ensureNetBackend());
   *out = netBackend_.get();
-  return okStatus();
-}
-
-Status DataPath::tryIb(bool forced) {
-  std::string whyNot;
-  if (params::kIbDisable.get() != 0) {
-    whyNot = "NCCL_IB_DISABLE=1";
-  } else {
-    auto choose = [this](const std::vector<NicCandidate>& candidates, const std::string& pinnedBy) {
-      return topology_->chooseNics(candidates, pinnedBy, false);
-    };
-    Status created = createIbBackendFromParams(comm_.bootstrap->address(), comm_.bootstrap->security(), choose,
-                                               &netBackend_, &whyNot);
-    if (!created.ok()) {
-      if (forced) return created.addContext("NCCL_NET=IB");
-      whyNot = created.message();
-    }
-  }
-  if (netBackend_) {
-    for (int d = 0; d < netBackend_->deviceCount(); ++d) {
-      NetProperties props;
-      if (netBackend_->properties(d, &props).ok()) BRAID_INFO(kLogInit | kLogNet, "%s", props.describe.c_str());
-    }
-    return okStatus();
-  }
-  if (forced) return BRAID_ERROR(ncclInvalidArgument, "NCCL_NET=IB, but IB cannot be used: %s", whyNot.c_str());
-  BRAID_INFO(kLogInit | kLogNet, "NET/IB : not used (%s); using sockets", whyNot.c_str());
-  return okStatus();
-}
-
-Status DataPath::createSocketBackend() {
-  const SocketSettings& socketSettings = comm_.socketSettings;  // read once, at init
-  std::vector<NetInterface> all;
-  BRAID_CHECK(listNetInterfaces(socketSettings.sysfsRoot, &all));
-  InterfacePolicy policy;
-  policy.ifnameSpec = socketSettings.ifname;
-  policy.family = socketSettings.family;
-  // Reach the other hosts the way the bootstrap did: through the interface whose address
-  // reached the root (with NCCL_SOCKET_IFNAME too: within the set, it is the one known to
-  // work). The other candidates are advertised as fallbacks.
-  SocketAddress bootstrapAddress = comm_.bootstrap->address();
-  policy.proven = &bootstrapAddress;
-  InterfaceChoice choice;
-  BRAID_CHECK(chooseInterfaces(all, policy, &choice));
-  // The socket backend uses one interface. The automatic ranking put the best kind first
-  // (and, among them, the one the bootstrap reached the others through); among interfaces
-  // of that kind and address family, the one closest to this rank's NUMA node is taken.
-  const NetInterface& best = choice.ranked.front();
-  std::vector<const NetInterface*> sameKind;
-  std::vector<NicCandidate> candidates;
-  for (const NetInterface& iface : choice.ranked) {
-    if (iface.cls != best.cls || iface.address.family() != best.address.family()) continue;
-    bool seen = false;
-    for (const NetInterface* other : sameKind) seen |= other->name == iface.name;
-    if (seen) continue;
-    sameKind.push_back(&iface);
-    candidates.push_back({iface.name, -1});
-  }
-  std::string pinnedBy = socketSettings.ifname.empty() ? std::string() : "NCCL_SOCKET_IFNAME=" + socketSettings.ifname;
-  NicOrder order = topology_->chooseNics(candidates, pinnedBy, true);
-  SocketNetConfig config;
-  const NetInterface& primary = *sameKind[static_cast<size_t>(order.use.front())];
-  config.interfaces.push_back(primary);
-  config.helperCpus = workerCpus_;
-  // The other candidates stay fallbacks, in the ranking's order, the one the bootstrap
-  // proved first when the topology preferred another.
-  InterfaceChoice rest = choice;
-  std::stable_partition(rest.ranked.begin(), rest.ranked.end(),
-                        [&](const NetInterface& iface) { return iface.name == primary.name; });
-  config.fallbacks = fallbackInterfaces(rest, kSocketHandleMaxAddresses - 1);
-  config.nSocksPerThread = settings_.nsocksPerThread;
-  config.nThreads = settings_.socketThreads;
-  config.security = comm_.bootstrap->security();
-  BRAID_CHECK(createSocketNetBackend(config, &netBackend_));
-  NetProperties props;
-  if (netBackend_->properties(0, &props).ok()) {
-    std::string fallbacks;
-    for (const NetInterface& iface : config.fallbacks) fallbacks += (fallbacks.empty() ? "" : ", ") + iface.describe();
-    BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s (%s); %d socket(s) x %d thread(s) per connection, %s%s%s",
-               props.describe.c_str(), choice.reason.c_str(), config.nSocksPerThread, std::max(1, config.nThreads),
-               config.security->describe().c_str(),
-               fallbacks.empty() ? "" : "; fallback addresses: ", fallbacks.c_str());
-  }
   return okStatus();
 }
 
@@ -355,7 +273,7 @@ Status DataPath::connectP2p(const std::vector<P2pTask>& p2ps) {
   BRAID_CHECK(agreeOnP2p(peers));
   for (const P2pTask& p2p : p2ps) {
     if (p2p.peer == comm_.rank) continue;
-    int c = p2pChannel(p2p.peer);
+    int c = planner_->p2pChannel(p2p.peer);
     Channel& ch = channels_[static_cast<size_t>(c)];
     auto& table = p2p.isSend ? ch.p2pSend : ch.p2pRecv;
     if (table.count(p2p.peer) || !planned.insert({p2p.peer, p2p.isSend}).second) continue;

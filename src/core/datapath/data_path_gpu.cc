@@ -1,8 +1,8 @@
-// DataPath in GPU mode: the same plans and lazy connections as host mode, then the work
-// goes to the GPU executor (exec/cuda/gpu_executor.h) instead of the host threads: kernels
-// on the user's streams, and a call returns once they are enqueued. Failures found later
-// (a kernel that stopped waiting, a peer's mismatching send, a CUDA error) come back from
-// the executor's monitor and fail the communicator as a failed call does in host mode.
+// DataPath's GPU-mode parts: CUDA IPC between the host's GPUs, the ranks ordered as the
+// topology search's rings visit the GPUs, and the life of work that outlives the call that
+// enqueued it (exec/cuda/gpu_executor.h). Failures found later (a kernel that stopped
+// waiting, a peer's mismatching send, a CUDA error) come back from the executor's monitor
+// and fail the communicator as a failed call does in host mode.
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -44,34 +44,7 @@ Status DataPath::initGpu() {
                "BRAID_SINGLE_COPY) is for host mode only and is off");
   }
   if (settings_.maxChannels > kMaxDeviceChannels) settings_.maxChannels = kMaxDeviceChannels;
-  return createGpuExecutor();
-}
-
-Status DataPath::createGpuExecutor() {
-  GpuExecutorConfig config;
-  config.cudaDev = comm_.cudaDev;
-  config.rank = comm_.rank;
-  config.nranks = comm_.nranks;
-  config.timeoutSec = settings_.timeoutSec;
-  config.timeoutResult = settings_.timeoutResult;
-  config.abort = comm_.health.abortFlag();
-  config.onFailure = [this](Status failure) { failAsync(std::move(failure)); };
-  config.netBegin = [this]() {
-    Proxy* proxy = proxyForMonitor_.load();
-    if (proxy) proxy->begin();
-    return proxy != nullptr;
-  };
-  config.netEnd = [this]() {
-    Proxy* proxy = proxyForMonitor_.load();
-    if (proxy) proxy->end();
-  };
-  config.otherFailure = [this]() {
-    Proxy* proxy = proxyForMonitor_.load();
-    return proxy ? proxy->status() : okStatus();
-  };
-  const auto* peers = &comm_.bootstrap->peers();
-  config.describePeer = [peers](int rank) { return (*peers)[static_cast<size_t>(rank)].describe(); };
-  return GpuExecutor::create(std::move(config), &gpu_);
+  return okStatus();
 }
 
 Status DataPath::orderRanksForGpus() {
@@ -112,7 +85,7 @@ Status DataPath::orderRanksForGpus() {
 
 void DataPath::failAsync(Status failure) {
   LogRankScope scope(comm_.rank);
-  if (Proxy* proxy = proxyForMonitor_.load()) {
+  if (Proxy* proxy = proxyForExecutor_.load()) {
     Status proxyStatus = proxy->status();
     if (!proxyStatus.ok()) failure = proxyStatus;  // the root cause, not the waits it aborted
   }
@@ -139,15 +112,15 @@ void DataPath::failAsync(Status failure) {
 bool DataPath::drainGpu() {
   const bool aborting = comm_.health.aborted();
   if (aborting) {
-    gpu_->abortKernels();
-    return gpu_->drain(kAbortDrainSeconds);
+    executor_->abortWork();
+    return executor_->drain(kAbortDrainSeconds);
   }
   // Destroy: the enqueued work finishes first (a kernel that waits for a lost rank stops
   // when the watchdog raises the abort flag, which the monitor passes on).
-  while (!gpu_->drain(kDestroyReportSeconds)) {
+  while (!executor_->drain(kDestroyReportSeconds)) {
     if (comm_.health.aborted()) {
-      gpu_->abortKernels();
-      return gpu_->drain(kAbortDrainSeconds);
+      executor_->abortWork();
+      return executor_->drain(kAbortDrainSeconds);
     }
     BRAID_WARN(
         "comm %p rank %d: ncclCommDestroy is waiting for operations still enqueued on GPU %d (synchronize the "
@@ -158,139 +131,24 @@ bool DataPath::drainGpu() {
 }
 
 void DataPath::quiesce() {
-  if (!gpu_ || quiesced_) return;
+  if (!executor_ || executor_->completesOnLaunch() || quiesced_) return;  // host mode: nothing in flight
   quiesced_ = true;
   if (drainGpu()) {
-    gpu_.reset();  // its monitor ends the proxy's activity brackets before the proxy goes
+    executor_.reset();  // its monitor ends the proxy's activity brackets before the proxy goes
   } else {
-    gpu_->stopMonitor();
+    executor_->stopThreads();
     leakGpuMemory_ = true;
   }
 }
 
 Status DataPath::finishEnqueuedWork() {
-  if (!gpu_) return okStatus();
-  while (!gpu_->drain(kDestroyReportSeconds)) {
+  if (!executor_ || executor_->completesOnLaunch()) return okStatus();
+  while (!executor_->drain(kDestroyReportSeconds)) {
     if (comm_.health.aborted()) break;
     BRAID_WARN("comm %p rank %d: ncclCommFinalize is waiting for operations still enqueued on GPU %d",
                static_cast<void*>(&comm_), comm_.rank, comm_.cudaDev);
   }
   if (comm_.health.failed()) return Status(comm_.health.asyncError(), comm_.health.lastError());
-  return okStatus();
-}
-
-bool DataPath::readyToLaunch(const CommTasks& tasks) {
-  if (!gpu_) return false;
-  for (const CollTask& task : tasks.colls) {
-    if (comm_.nranks == 1) continue;
-    PlannedColl planned;
-    if (!plan(task, &planned).ok()) return false;
-    for (int c = 0; c < planned.nChannels; ++c) {
-      const Channel& ch = channels_[static_cast<size_t>(c)];
-      if (!(planned.algo == Algorithm::Tree ? ch.treeOnDevice : ch.ringOnDevice)) return false;
-    }
-  }
-  for (const P2pTask& p2p : tasks.p2ps) {
-    if (p2p.peer == comm_.rank) continue;
-    const Channel& ch = channels_[static_cast<size_t>(p2pChannel(p2p.peer))];
-    if (!(p2p.isSend ? ch.p2pSend : ch.p2pRecv).count(p2p.peer)) return false;
-  }
-  return true;
-}
-
-Status DataPath::syncChannelsToDevice(int ringChannels, int treeChannels) {
-  for (int c = 0; c < std::max(ringChannels, treeChannels); ++c) {
-    Channel& ch = channels_[static_cast<size_t>(c)];
-    bool ringNew = ch.ringConnected && !ch.ringOnDevice;
-    bool treeNew = ch.treeConnected && !ch.treeOnDevice;
-    if (!ringNew && !treeNew) continue;
-    GpuChannelConnectors connectors;
-    if (ch.ringConnected) {
-      connectors.ringSend = ch.ringSend.get();
-      connectors.ringRecv = ch.ringRecv.get();
-      connectors.ringIndex = ringPositions_[static_cast<size_t>(c)].index;
-      connectors.ringOrder = &ringOrders_[static_cast<size_t>(c)];
-      connectors.nranks = comm_.nranks;
-    }
-    if (ch.treeConnected) {
-      connectors.treeUpSend = ch.treeUpSend.get();
-      connectors.treeUpRecv = ch.treeUpRecv.get();
-      for (int k = 0; k < kMaxTreeChildren; ++k) {
-        connectors.treeDownSend[k] = ch.treeDownSend[k].get();
-        connectors.treeDownRecv[k] = ch.treeDownRecv[k].get();
-      }
-    }
-    BRAID_CHECK(gpu_->setChannel(c, connectors));
-    ch.ringOnDevice = ch.ringConnected;
-    ch.treeOnDevice = ch.treeConnected;
-  }
-  return okStatus();
-}
-
-Status DataPath::executeOnGpu(CommTasks& tasks) {
-  GpuBatch batch;
-  int ringChannels = 0, treeChannels = 0;
-  for (CollTask& task : tasks.colls) {
-    PlannedColl planned;
-    BRAID_CHECK(plan(task, &planned));
-    GpuColl c;
-    c.func = task.func;
-    c.algo = planned.algo;
-    c.proto = planned.proto;
-    c.type = task.type;
-    c.op = task.op;
-    c.opArg = task.opArg;
-    c.scalar = task.scalarAtRun;  // device memory, read by the kernel when it runs
-    c.send = task.sendbuff;
-    c.recv = task.recvbuff;
-    c.geometry = planned.geometry;
-    c.segment = planned.segment;
-    c.root = task.root;
-    c.nChannels = planned.nChannels;
-    c.oneRank = comm_.nranks == 1;
-    c.count = task.count;
-    c.elemBytes = planned.elemBytes;
-    c.stream = task.stream;
-    if (!c.oneRank) {
-      int& channels = planned.algo == Algorithm::Tree ? treeChannels : ringChannels;
-      channels = std::max(channels, planned.nChannels);
-    }
-    batch.colls.push_back(c);
-  }
-  // The group's sends and receives: self transfers pair up as in host mode.
-  std::vector<const P2pTask*> selfSends, selfRecvs;
-  for (const P2pTask& p2p : tasks.p2ps) {
-    if (p2p.peer == comm_.rank) (p2p.isSend ? selfSends : selfRecvs).push_back(&p2p);
-  }
-  BRAID_CHECK(checkSelfTransfers(selfSends, selfRecvs));
-  if (batch.colls.empty() && tasks.p2ps.empty()) return okStatus();
-
-  Status connected = connectRings(ringChannels);
-  if (connected.ok()) connected = connectTrees(treeChannels);
-  if (connected.ok()) connected = connectP2p(tasks.p2ps);
-  if (connected.ok()) connected = syncChannelsToDevice(ringChannels, treeChannels);
-  if (!connected.ok()) return finishOperation(connected);
-
-  for (const P2pTask& p2p : tasks.p2ps) {
-    GpuP2p p;
-    p.isSend = p2p.isSend;
-    p.send = p2p.sendbuff;
-    p.recv = p2p.recvbuff;
-    p.bytes = p2p.bytes;
-    p.peer = p2p.peer;
-    p.channel = p2pChannel(p2p.peer);
-    p.stream = p2p.stream;
-    if (p2p.peer != comm_.rank) {
-      Channel& ch = channels_[static_cast<size_t>(p.channel)];
-      p.connector = (p2p.isSend ? ch.p2pSend : ch.p2pRecv).at(p2p.peer).get();
-    }
-    batch.p2ps.push_back(p);
-  }
-  for (const DeviceStaging& s : tasks.deviceStaging) batch.staging.push_back({s.base, s.bytes});
-  Status launched = gpu_->launch(batch);
-  // A batch that went out in part leaves the peers waiting for the rest: the communicator
-  // fails (as a failed operation makes it fail in host mode).
-  if (!launched.ok()) return finishOperation(launched);
   return okStatus();
 }
 

@@ -2,7 +2,7 @@
 // reports as releasable.
 //
 // Suspend releases what the data path made for its connections and the threads that serve
-// them; resume only makes the GPU executor again. The connections come back the way they
+// them; resume only makes the executor again. The connections come back the way they
 // came at init: each at its first use, by every rank at the same point of the same
 // operation (so resume needs no connection exchange of its own).
 #include "core/datapath/data_path.h"
@@ -42,11 +42,11 @@ void DataPath::noteMemoryUse() {
 
 Status DataPath::releaseForSuspend() {
   uint64_t released = releasableBytes_.load();
-  if (gpu_) {
-    // Drained by the caller (ncclCommSuspend waits for enqueued work before its barrier).
-    proxyForMonitor_.store(nullptr);
-    gpu_.reset();  // its monitor ends the proxy's activity brackets before the proxy goes
-  }
+  // GPU mode's work was drained by the caller (ncclCommSuspend waits for enqueued work
+  // before its barrier). The GPU executor's monitor ends the proxy's activity brackets
+  // before the proxy goes; the host executor's workers end.
+  proxyForExecutor_.store(nullptr);
+  executor_.reset();
   // Data of completed operations may still be leaving through the network: let it, then
   // stop the proxy before the connectors it reads go (as destroy does).
   if (proxy_) proxy_->drain(Deadline::afterSeconds(kSuspendDrainSeconds));
@@ -55,7 +55,6 @@ Status DataPath::releaseForSuspend() {
   channels_.resize(static_cast<size_t>(settings_.maxChannels));
   net_.reset();  // the connectors used the backend: it goes after them
   netBackend_.reset();
-  executor_.stopWorkers();
   releasableBytes_.store(0);
   BRAID_INFO(kLogInit, "comm %p rank %d: released %llu bytes of connection buffers, the connections and their threads",
              static_cast<void*>(&comm_), comm_.rank, static_cast<unsigned long long>(released));
@@ -63,7 +62,7 @@ Status DataPath::releaseForSuspend() {
 }
 
 Status DataPath::restoreAfterResume() {
-  if (comm_.cudaDev >= 0 && !gpu_) BRAID_CHECK(createGpuExecutor());
+  if (!executor_) BRAID_CHECK(createExecutor());
   return okStatus();
 }
 

@@ -24,29 +24,16 @@
 
 namespace braid {
 
-// The functor of `kOp`; PreMulSum's scalar comes from device memory when the user gave it
-// there (ncclScalarDevice: its value is the one current when the kernel runs).
+// The functor of `kOp` (makeFunc, kernels/reduce/functors.h); PreMulSum's scalar comes
+// from device memory when the user gave it there (ncclScalarDevice: its value is the one
+// current when the kernel runs).
 template <typename T, RedOpKind kOp>
 __device__ auto makeDeviceFunctor(uint64_t opArg, const void* scalar) {
-  if constexpr (kOp == RedOpKind::Sum) {
-    return FuncSum<T>();
-  } else if constexpr (kOp == RedOpKind::Prod) {
-    return FuncProd<T>();
-  } else if constexpr (kOp == RedOpKind::Max) {
-    return FuncMax<T>();
-  } else if constexpr (kOp == RedOpKind::Min) {
-    return FuncMin<T>();
-  } else if constexpr (kOp == RedOpKind::PreMulSum) {
-    T value;
-    if (scalar) {
-      memcpy(&value, scalar, sizeof(T));
-    } else {
-      memcpy(&value, &opArg, sizeof(T));
-    }
-    return FuncPreMulSum<T>(value);
-  } else {
-    return FuncSumPostDiv<T>(opArg);
+  if (kOp == RedOpKind::PreMulSum && scalar) {
+    opArg = 0;
+    memcpy(&opArg, scalar, sizeof(T));
   }
+  return makeFunc<kOp, T>(opArg);
 }
 
 // A failed schedule: the wait that gave up recorded why already (abort, deadline); a

@@ -17,6 +17,7 @@
 #include "exec/cuda/device_work.h"
 #include "exec/cuda/kernel_table.h"
 #include "exec/cuda/p2p_batches.h"
+#include "exec/wait_report.h"
 #include "kernels/reduce/numeric_types.h"
 #include "platform/cuda_check.h"
 #include "platform/device_memory.h"
@@ -133,17 +134,18 @@ struct CounterNote {
   std::string what;  // "for data from rank 3 (...) (P2P/IPC)"
 };
 
-class CudaGpuExecutor : public GpuExecutor {
+class CudaGpuExecutor : public Executor {
  public:
-  explicit CudaGpuExecutor(GpuExecutorConfig config) : config_(std::move(config)) {}
+  explicit CudaGpuExecutor(ExecutorConfig config) : config_(std::move(config)) {}
   ~CudaGpuExecutor() override;
 
   Status init();
-  Status setChannel(int channel, const GpuChannelConnectors& connectors) override;
-  Status launch(GpuBatch& batch) override;
+  Status prepareChannel(int channel, const ChannelLinks& connectors) override;
+  Status launch(WorkBatch& batch) override;
+  bool completesOnLaunch() const override { return false; }
   bool drain(double seconds) override;
-  void abortKernels() override { raiseAbortWord(); }
-  void stopMonitor() override;
+  void abortWork() override { raiseAbortWord(); }
+  void stopThreads() override;
 
  private:
   struct Pending {
@@ -157,27 +159,28 @@ class CudaGpuExecutor : public GpuExecutor {
   DeviceRun deviceRun() const;
   void noteConnector(Connector* c);
   // A batch's point-to-point part, planned before anything is launched.
-  struct P2pWork {
-    std::vector<const GpuP2p*> selfSends, selfRecvs, remote;
+  struct P2pLaunch {
+    std::vector<std::pair<const P2pWork*, const P2pWork*>> selfPairs;  // (send, receive)
+    std::vector<const P2pWork*> remote;
     std::vector<P2pLaunchPlan> plans;
     std::map<const void*, uint64_t> nextStep;  // p2pNextStep_ once the batch is launched
   };
 
-  Status checkKernels(const GpuBatch& batch) const;
-  Status planP2ps(const std::vector<GpuP2p>& p2ps, P2pWork* out);
-  Status launchBatch(GpuBatch& batch, P2pWork& p2p, cudaStream_t stream);
-  Status launchColl(const GpuColl& c, cudaStream_t stream);
-  Status launchOneRank(const GpuColl& c, cudaStream_t stream);
-  Status launchP2ps(const P2pWork& work, cudaStream_t stream);
+  Status checkKernels(const WorkBatch& batch) const;
+  Status planP2ps(const std::vector<P2pWork>& p2ps, P2pLaunch* out);
+  Status launchBatch(WorkBatch& batch, P2pLaunch& p2p, cudaStream_t stream);
+  Status launchColl(const CollWork& c, cudaStream_t stream);
+  Status launchOneRank(const CollWork& c, cudaStream_t stream);
+  Status launchP2ps(const P2pLaunch& work, cudaStream_t stream);
   template <class Args>
-  Status launchP2pKernel(const void* kernel, const P2pLaunchPlan& plan, const std::vector<const GpuP2p*>& remote,
+  Status launchP2pKernel(const void* kernel, const P2pLaunchPlan& plan, const std::vector<const P2pWork*>& remote,
                          cudaStream_t stream);
   Status launchKernel(const void* kernel, int blocks, int threads, void* args, cudaStream_t stream, const char* what);
   void monitorLoop();
   void checkFailureRecord();
   Status describeFailure(const DeviceFailure& f);
 
-  GpuExecutorConfig config_;
+  ExecutorConfig config_;
   DeviceTables tables_;
   PinnedHostMemory signalMemory_;
   EventPool events_;
@@ -206,7 +209,7 @@ Status CudaGpuExecutor::init() {
   return okStatus();
 }
 
-void CudaGpuExecutor::stopMonitor() {
+void CudaGpuExecutor::stopThreads() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
@@ -216,7 +219,7 @@ void CudaGpuExecutor::stopMonitor() {
 }
 
 CudaGpuExecutor::~CudaGpuExecutor() {
-  stopMonitor();
+  stopThreads();
   // The owner drained (or gave up and leaked us); what is still pending ends its bracket.
   for (Pending& p : pending_) {
     if (p.net && config_.netEnd) config_.netEnd();
@@ -236,17 +239,13 @@ DeviceRun CudaGpuExecutor::deviceRun() const {
 void CudaGpuExecutor::noteConnector(Connector* c) {
   if (!noted_.insert(c).second) return;  // once per connector (launches call this for every transfer)
   std::string peer = config_.describePeer ? config_.describePeer(c->peer()) : strFormat("rank %d", c->peer());
+  const uint64_t counter = c->isSend() ? reinterpret_cast<uint64_t>(&c->deviceSendView().shared->head)
+                                       : reinterpret_cast<uint64_t>(&c->deviceRecvView().shared->tail);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (c->isSend()) {
-    notes_[reinterpret_cast<uint64_t>(&c->deviceSendView().shared->head)] = {
-        "for " + peer + " to take the data sent to it (" + c->via() + ")"};
-  } else {
-    notes_[reinterpret_cast<uint64_t>(&c->deviceRecvView().shared->tail)] = {"for data from " + peer + " (" + c->via() +
-                                                                             ")"};
-  }
+  notes_[counter] = {waitingFor(*c, peer)};
 }
 
-Status CudaGpuExecutor::setChannel(int channel, const GpuChannelConnectors& in) {
+Status CudaGpuExecutor::prepareChannel(int channel, const ChannelLinks& in) {
   if (channel < 0 || channel >= kMaxDeviceChannels) {
     return BRAID_ERROR(ncclInternalError, "channel %d is beyond the %d GPU mode supports", channel, kMaxDeviceChannels);
   }
@@ -295,7 +294,7 @@ Status CudaGpuExecutor::launchKernel(const void* kernel, int blocks, int threads
   return okStatus();
 }
 
-DeviceSchedule scheduleOf(const GpuColl& c) {
+DeviceSchedule scheduleOf(const CollWork& c) {
   switch (c.func) {
     case CollFunc::ReduceScatter:
       return DeviceSchedule::RingReduceScatter;
@@ -306,7 +305,7 @@ DeviceSchedule scheduleOf(const GpuColl& c) {
   }
 }
 
-Status missingKernel(const GpuColl& c) {
+Status missingKernel(const CollWork& c) {
   return BRAID_ERROR(ncclInvalidUsage,
                      "%s of %s with %s (%s): this Braid was built without that CUDA kernel; rebuild with the type in "
                      "BRAID_CUDA_KERNEL_TYPES",
@@ -315,7 +314,7 @@ Status missingKernel(const GpuColl& c) {
 
 // The kernel a collective runs (null: not compiled); one-rank collectives that are copies
 // need none.
-const void* kernelFor(const GpuColl& c, bool* needed) {
+const void* kernelFor(const CollWork& c, bool* needed) {
   const KernelTable& table = kernelTable();
   *needed = true;
   if (c.oneRank) {
@@ -331,15 +330,15 @@ const void* kernelFor(const GpuColl& c, bool* needed) {
   return table.collective[static_cast<int>(scheduleOf(c))][c.type][static_cast<int>(c.op)][proto];
 }
 
-Status CudaGpuExecutor::checkKernels(const GpuBatch& batch) const {
-  for (const GpuColl& c : batch.colls) {
+Status CudaGpuExecutor::checkKernels(const WorkBatch& batch) const {
+  for (const CollWork& c : batch.colls) {
     bool needed = false;
     if (!kernelFor(c, &needed) && needed) return missingKernel(c);
   }
   return okStatus();
 }
 
-Status CudaGpuExecutor::launchColl(const GpuColl& c, cudaStream_t stream) {
+Status CudaGpuExecutor::launchColl(const CollWork& c, cudaStream_t stream) {
   if (c.oneRank) return launchOneRank(c, stream);
   bool needed = false;
   const void* kernel = kernelFor(c, &needed);
@@ -359,7 +358,7 @@ Status CudaGpuExecutor::launchColl(const GpuColl& c, cudaStream_t stream) {
 
 // A one-rank communicator: the result is the input, with PreMulSum's multiply or
 // SumPostDiv's divide applied (as on more ranks).
-Status CudaGpuExecutor::launchOneRank(const GpuColl& c, cudaStream_t stream) {
+Status CudaGpuExecutor::launchOneRank(const CollWork& c, cudaStream_t stream) {
   const bool arithmetic = c.op == RedOpKind::PreMulSum || c.op == RedOpKind::SumPostDiv;
   const bool dataOnly = c.func == CollFunc::Broadcast || c.func == CollFunc::AllGather;
   if (!arithmetic || dataOnly) {
@@ -385,7 +384,7 @@ Status CudaGpuExecutor::launchOneRank(const GpuColl& c, cudaStream_t stream) {
 
 template <class Args>
 Status CudaGpuExecutor::launchP2pKernel(const void* kernel, const P2pLaunchPlan& plan,
-                                        const std::vector<const GpuP2p*>& remote, cudaStream_t stream) {
+                                        const std::vector<const P2pWork*>& remote, cudaStream_t stream) {
   // Zero-initialised and filled field by field: the large form is 30 KiB.
   auto args = std::make_unique<Args>();
   args->run = deviceRun();
@@ -393,7 +392,7 @@ Status CudaGpuExecutor::launchP2pKernel(const void* kernel, const P2pLaunchPlan&
     args->blockBegin[c] = static_cast<uint16_t>(plan.channelBegin[static_cast<size_t>(c)]);
   }
   for (size_t i = 0; i < plan.transfers.size(); ++i) {
-    const GpuP2p& p = *remote[plan.transfers[i].input];
+    const P2pWork& p = *remote[plan.transfers[i].input];
     P2pDesc& d = args->descs[i];
     d.bytes = p.bytes;
     d.firstStep = plan.transfers[i].firstStep;
@@ -410,13 +409,11 @@ Status CudaGpuExecutor::launchP2pKernel(const void* kernel, const P2pLaunchPlan&
 
 // Splits a batch's transfers into those to this rank itself and the others, and plans the
 // kernel launches of the others (nothing is launched yet).
-Status CudaGpuExecutor::planP2ps(const std::vector<GpuP2p>& p2ps, P2pWork* out) {
+Status CudaGpuExecutor::planP2ps(const std::vector<P2pWork>& p2ps, P2pLaunch* out) {
+  BRAID_CHECK(pairSelfTransfers(p2ps, config_.rank, &out->selfPairs));
   std::vector<P2pPlanInput> inputs;
-  for (const GpuP2p& p : p2ps) {
-    if (!p.connector) {
-      (p.isSend ? out->selfSends : out->selfRecvs).push_back(&p);
-      continue;
-    }
+  for (const P2pWork& p : p2ps) {
+    if (!p.connector) continue;
     P2pPlanInput in;
     in.isSend = p.isSend;
     in.peer = p.peer;
@@ -432,16 +429,14 @@ Status CudaGpuExecutor::planP2ps(const std::vector<GpuP2p>& p2ps, P2pWork* out) 
   return planP2pLaunches(inputs, config_.rank, config_.nranks, kLargeP2pBatch, &out->nextStep, &out->plans);
 }
 
-Status CudaGpuExecutor::launchP2ps(const P2pWork& work, cudaStream_t stream) {
+Status CudaGpuExecutor::launchP2ps(const P2pLaunch& work, cudaStream_t stream) {
   // A rank's sends to itself meet its receives from itself in order: copies on the stream.
-  for (size_t i = 0; i < work.selfSends.size() && i < work.selfRecvs.size(); ++i) {
-    const GpuP2p& send = *work.selfSends[i];
-    const GpuP2p& recv = *work.selfRecvs[i];
-    if (send.bytes && recv.recv != send.send) {
-      BRAID_CUDA_CHECK(cudaMemcpyAsync(recv.recv, send.send, send.bytes, cudaMemcpyDeviceToDevice, stream));
+  for (const auto& [send, recv] : work.selfPairs) {
+    if (send->bytes && recv->recv != send->send) {
+      BRAID_CUDA_CHECK(cudaMemcpyAsync(recv->recv, send->send, send->bytes, cudaMemcpyDeviceToDevice, stream));
     }
   }
-  for (const GpuP2p* p : work.remote) noteConnector(p->connector);
+  for (const P2pWork* p : work.remote) noteConnector(p->connector);
   const KernelTable& table = kernelTable();
   for (const P2pLaunchPlan& plan : work.plans) {
     if (plan.transfers.size() <= static_cast<size_t>(kSmallP2pBatch)) {
@@ -455,10 +450,10 @@ Status CudaGpuExecutor::launchP2ps(const P2pWork& work, cudaStream_t stream) {
 
 // In-place AlltoAll: the sends read a copy made on the stream first, in memory of the
 // stream-ordered allocator, freed on the stream after the batch.
-Status CudaGpuExecutor::launchBatch(GpuBatch& batch, P2pWork& p2p, cudaStream_t stream) {
+Status CudaGpuExecutor::launchBatch(WorkBatch& batch, P2pLaunch& p2p, cudaStream_t stream) {
   std::vector<void*> staged;
   Status result;
-  for (const GpuStaging& s : batch.staging) {
+  for (const StagingWork& s : batch.staging) {
     void* copy = nullptr;
     cudaError_t err = cudaMallocAsync(&copy, s.bytes, stream);
     if (err != cudaSuccess) {
@@ -476,7 +471,7 @@ Status CudaGpuExecutor::launchBatch(GpuBatch& batch, P2pWork& p2p, cudaStream_t 
       break;
     }
     const auto* base = static_cast<const uint8_t*>(s.base);
-    for (GpuP2p& p : batch.p2ps) {
+    for (P2pWork& p : batch.p2ps) {
       const auto* src = static_cast<const uint8_t*>(p.send);
       if (p.isSend && src >= base && src < base + s.bytes) p.send = static_cast<uint8_t*>(copy) + (src - base);
     }
@@ -490,20 +485,20 @@ Status CudaGpuExecutor::launchBatch(GpuBatch& batch, P2pWork& p2p, cudaStream_t 
   return result;
 }
 
-Status CudaGpuExecutor::launch(GpuBatch& batch) {
+Status CudaGpuExecutor::launch(WorkBatch& batch) {
   CudaDeviceScope scope;
   BRAID_CHECK(scope.enter(config_.cudaDev));
   // The streams of the batch, in the order of first use; the first is the launch stream.
   // Everything that can be refused is checked before anything is enqueued.
   BRAID_CHECK(checkKernels(batch));
-  P2pWork p2p;
+  P2pLaunch p2p;
   BRAID_CHECK(planP2ps(batch.p2ps, &p2p));
   std::vector<cudaStream_t> streams;
   auto use = [&](cudaStream_t s) {
     if (std::find(streams.begin(), streams.end(), s) == streams.end()) streams.push_back(s);
   };
-  for (const GpuColl& c : batch.colls) use(c.stream);
-  for (const GpuP2p& p : batch.p2ps) use(p.stream);
+  for (const CollWork& c : batch.colls) use(c.stream);
+  for (const P2pWork& p : batch.p2ps) use(p.stream);
   if (streams.empty()) return okStatus();
   cudaStream_t stream = streams.front();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -585,10 +580,8 @@ Status CudaGpuExecutor::describeFailure(const DeviceFailure& f) {
           strFormat("the communicator's kernels on GPU %d stopped: it was aborted (channel %d was waiting %s)",
                     config_.cudaDev, f.channel, waiting.c_str()));
     case DeviceFailureKind::TimedOut:
-      return BRAID_ERROR(config_.timeoutResult,
-                         "an operation on GPU %d did not complete within BRAID_TIMEOUT=%g s: channel %d was waiting "
-                         "%s; that rank is stuck, stopped or much slower than this one",
-                         config_.cudaDev, config_.timeoutSec, f.channel, waiting.c_str());
+      return timedOut(config_.timeoutResult, strFormat("an operation on GPU %d", config_.cudaDev), config_.timeoutSec,
+                      f.channel, waiting);
     case DeviceFailureKind::P2pMismatch:
       return BRAID_ERROR(ncclInvalidUsage,
                          "rank %d sent %llu bytes but this rank's matching ncclRecv expects %llu bytes (send and "
@@ -675,7 +668,7 @@ void CudaGpuExecutor::monitorLoop() {
 
 }  // namespace
 
-Status GpuExecutor::create(GpuExecutorConfig config, std::unique_ptr<GpuExecutor>* out) {
+Status createGpuExecutor(ExecutorConfig config, std::unique_ptr<Executor>* out) {
   auto executor = std::make_unique<CudaGpuExecutor>(std::move(config));
   BRAID_CHECK(executor->init());
   *out = std::move(executor);
@@ -688,7 +681,7 @@ Status GpuExecutor::create(GpuExecutorConfig config, std::unique_ptr<GpuExecutor
 
 namespace braid {
 
-Status GpuExecutor::create(GpuExecutorConfig config, std::unique_ptr<GpuExecutor>* out) {
+Status createGpuExecutor(ExecutorConfig config, std::unique_ptr<Executor>* out) {
   out->reset();
   return BRAID_ERROR(ncclInvalidUsage, "GPU mode on CUDA device %d: this Braid was built without CUDA", config.cudaDev);
 }

@@ -1,4 +1,4 @@
-#include "exec/host/host_executor.h"
+#include "exec/host/channel_workers.h"
 
 #include <pthread.h>
 
@@ -8,9 +8,9 @@
 
 namespace braid {
 
-HostExecutor::~HostExecutor() { stopWorkers(); }
+ChannelWorkers::~ChannelWorkers() { stopWorkers(); }
 
-void HostExecutor::stopWorkers() {
+void ChannelWorkers::stopWorkers() {
   for (auto& worker : workers_) {
     {
       std::lock_guard<std::mutex> lock(worker->mutex);
@@ -22,7 +22,7 @@ void HostExecutor::stopWorkers() {
   workers_.clear();
 }
 
-void HostExecutor::workerLoop(Worker& worker) {
+void ChannelWorkers::workerLoop(Worker& worker) {
   LogRankScope scope(rank_);
   pthread_setname_np(pthread_self(), "braid-channel");  // so that ps, top and tests tell it apart
   bindWorkerThread(workerCpus_, "channel worker");
@@ -51,7 +51,7 @@ void HostExecutor::workerLoop(Worker& worker) {
   }
 }
 
-Status HostExecutor::runChannels(int nChannels, const std::function<Status(int)>& work) {
+Status ChannelWorkers::runChannels(int nChannels, const std::function<Status(int)>& work) {
   while (static_cast<int>(workers_.size()) < nChannels - 1) {
     auto worker = std::make_unique<Worker>();
     Worker* raw = worker.get();

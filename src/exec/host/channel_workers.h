@@ -1,4 +1,4 @@
-// The host executor: runs a plan's channels on CPU threads. Channel 0 runs on the calling
+// The host executor's threads: run a batch's channels on CPU threads. Channel 0 runs on the calling
 // thread (no hand-off, which is what keeps small operations fast); every other channel has
 // a persistent worker thread, created on first use and parked on a condition variable
 // between operations.
@@ -16,12 +16,12 @@
 
 namespace braid {
 
-class HostExecutor {
+class ChannelWorkers {
  public:
-  explicit HostExecutor(int rank) : rank_(rank) {}
-  ~HostExecutor();
-  HostExecutor(const HostExecutor&) = delete;
-  HostExecutor& operator=(const HostExecutor&) = delete;
+  explicit ChannelWorkers(int rank) : rank_(rank) {}
+  ~ChannelWorkers();
+  ChannelWorkers(const ChannelWorkers&) = delete;
+  ChannelWorkers& operator=(const ChannelWorkers&) = delete;
 
   // Runs work(c) for c in [0, nChannels) concurrently and returns the first failure. Every
   // channel has finished when it returns; an exception thrown by work becomes its channel's

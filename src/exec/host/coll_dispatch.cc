@@ -10,48 +10,49 @@ namespace {
 
 // Broadcast and AllGather only move data: they run on bytes, whatever the element type.
 template <template <class> class Proto>
-bool runDataOnly(HostExec& exec, const CollWork& w, const RingSchedule& ring) {
+bool runDataOnly(HostExec& exec, const CollWork& w, const ChannelPart& part, const RingSchedule& ring) {
   using Fn = FuncSum<uint8_t>;  // never applied: data-only schedules use no pre/post ops
   const auto* send = static_cast<const uint8_t*>(w.send);
   auto* recv = static_cast<uint8_t*>(w.recv);
   if (w.func == CollFunc::Broadcast) {
-    return ringBroadcast<HostExec, Proto, uint8_t, Fn>(exec, Fn(), ring, w.share, w.rootIndex, send, recv);
+    return ringBroadcast<HostExec, Proto, uint8_t, Fn>(exec, Fn(), ring, part.share, part.rootIndex, send, recv);
   }
-  return ringAllGather<HostExec, Proto, uint8_t, Fn>(exec, Fn(), ring, w.share, w.segment, send, recv);
+  return ringAllGather<HostExec, Proto, uint8_t, Fn>(exec, Fn(), ring, part.share, w.segment, send, recv);
 }
 
 }  // namespace
 
-bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const RingSchedule& ring, const TreeSchedule& tree) {
-  if (work.func == CollFunc::Broadcast || work.func == CollFunc::AllGather) {
-    return work.proto == Protocol::LL ? runDataOnly<LlProtocol>(exec, work, ring)
-                                      : runDataOnly<SimpleProtocol>(exec, work, ring);
+bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const ChannelPart& part, const RingSchedule& ring,
+                         const TreeSchedule& tree) {
+  if (isDataOnly(work.func)) {
+    return work.proto == Protocol::LL ? runDataOnly<LlProtocol>(exec, work, part, ring)
+                                      : runDataOnly<SimpleProtocol>(exec, work, part, ring);
   }
   switch (work.type) {
     case ncclInt8:
-      return runReductionOnHost_int8(exec, work, ring, tree);
+      return runReductionOnHost_int8(exec, work, part, ring, tree);
     case ncclUint8:
-      return runReductionOnHost_uint8(exec, work, ring, tree);
+      return runReductionOnHost_uint8(exec, work, part, ring, tree);
     case ncclInt32:
-      return runReductionOnHost_int32(exec, work, ring, tree);
+      return runReductionOnHost_int32(exec, work, part, ring, tree);
     case ncclUint32:
-      return runReductionOnHost_uint32(exec, work, ring, tree);
+      return runReductionOnHost_uint32(exec, work, part, ring, tree);
     case ncclInt64:
-      return runReductionOnHost_int64(exec, work, ring, tree);
+      return runReductionOnHost_int64(exec, work, part, ring, tree);
     case ncclUint64:
-      return runReductionOnHost_uint64(exec, work, ring, tree);
+      return runReductionOnHost_uint64(exec, work, part, ring, tree);
     case ncclFloat16:
-      return runReductionOnHost_half(exec, work, ring, tree);
+      return runReductionOnHost_half(exec, work, part, ring, tree);
     case ncclFloat32:
-      return runReductionOnHost_float(exec, work, ring, tree);
+      return runReductionOnHost_float(exec, work, part, ring, tree);
     case ncclFloat64:
-      return runReductionOnHost_double(exec, work, ring, tree);
+      return runReductionOnHost_double(exec, work, part, ring, tree);
     case ncclBfloat16:
-      return runReductionOnHost_bfloat16(exec, work, ring, tree);
+      return runReductionOnHost_bfloat16(exec, work, part, ring, tree);
     case ncclFloat8e4m3:
-      return runReductionOnHost_fp8e4m3(exec, work, ring, tree);
+      return runReductionOnHost_fp8e4m3(exec, work, part, ring, tree);
     case ncclFloat8e5m2:
-      return runReductionOnHost_fp8e5m2(exec, work, ring, tree);
+      return runReductionOnHost_fp8e5m2(exec, work, part, ring, tree);
     default:
       return false;
   }

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "exec/host/host_exec.h"
+#include "exec/work.h"
 #include "kernels/algorithms/schedule_args.h"
 #include "kernels/reduce/functors.h"
 #include "nccl.h"
@@ -15,28 +16,22 @@
 
 namespace braid {
 
-struct CollWork {
-  CollFunc func = CollFunc::AllReduce;
-  Algorithm algo = Algorithm::Ring;
-  Protocol proto = Protocol::Simple;
-  ncclDataType_t type = ncclFloat32;
-  RedOpKind op = RedOpKind::Sum;
-  uint64_t opArg = 0;  // PreMulSum scalar bits or SumPostDiv divisor
-  const void* send = nullptr;
-  void* recv = nullptr;
-  size_t segment = 0;  // per-rank elements (AllGather, ReduceScatter)
-  int rootIndex = 0;   // ring position of the root (Broadcast, Reduce)
-  Share share;         // in elements (bytes for data-only collectives)
+// A channel's part of a collective: its share of the data and, for Broadcast and Reduce,
+// the root's position in the channel's ring.
+struct ChannelPart {
+  Share share;  // in elements (bytes for data-only collectives)
+  int rootIndex = 0;
 };
 
 // Runs one channel's part; false when the wait was aborted (or the combination is not
 // instantiated, which the planner never asks for).
-bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const RingSchedule& ring, const TreeSchedule& tree);
+bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const ChannelPart& part, const RingSchedule& ring,
+                         const TreeSchedule& tree);
 
 // One per element type (dispatch_<type>.cc).
-#define BRAID_DECLARE_REDUCTION_DISPATCH(suffix)                                                   \
-  bool runReductionOnHost_##suffix(HostExec& exec, const CollWork& work, const RingSchedule& ring, \
-                                   const TreeSchedule& tree);
+#define BRAID_DECLARE_REDUCTION_DISPATCH(suffix)                                                  \
+  bool runReductionOnHost_##suffix(HostExec& exec, const CollWork& work, const ChannelPart& part, \
+                                   const RingSchedule& ring, const TreeSchedule& tree);
 BRAID_DECLARE_REDUCTION_DISPATCH(int8)
 BRAID_DECLARE_REDUCTION_DISPATCH(uint8)
 BRAID_DECLARE_REDUCTION_DISPATCH(int32)

@@ -9,27 +9,15 @@ namespace braid {
 
 namespace {
 
-template <typename T, class Fn>
-bool apply(const Fn& fn, void* dst, const void* src, size_t count) {
-  copyElements(fn, static_cast<T*>(dst), static_cast<T*>(nullptr), static_cast<const T*>(src), count, true, true);
-  return true;
-}
-
+// PreMulSum and SumPostDiv apply their pre- or post-operation (functor from makeFunc via
+// withFunc); Sum, Prod, Max and Min of a single input are the input.
 template <typename T>
 bool applyOp(RedOpKind op, uint64_t opArg, void* dst, const void* src, size_t count) {
-  switch (op) {
-    case RedOpKind::PreMulSum: {
-      T scalar;
-      std::memcpy(&scalar, &opArg, sizeof(T));
-      return apply<T>(FuncPreMulSum<T>(scalar), dst, src, count);
-    }
-    case RedOpKind::SumPostDiv:
-      if constexpr (TypeInfo<T>::kIsInteger) return apply<T>(FuncSumPostDiv<T>(opArg), dst, src, count);
-      return false;
-    default:
-      // Sum, Prod, Max, Min of a single input: the input.
-      return copyLocal(dst, src, count * sizeof(T));
-  }
+  if (op != RedOpKind::PreMulSum && op != RedOpKind::SumPostDiv) return copyLocal(dst, src, count * sizeof(T));
+  return withFunc<T>(op, opArg, false, [&](const auto& fn) {
+    copyElements(fn, static_cast<T*>(dst), static_cast<T*>(nullptr), static_cast<const T*>(src), count, true, true);
+    return true;
+  });
 }
 
 }  // namespace

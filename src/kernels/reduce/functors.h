@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/common/device_macros.h"
@@ -255,5 +256,45 @@ struct FuncOfTraits<RedOpKind::SumPostDiv, T> {
 };
 template <RedOpKind kOp, typename T>
 using FuncOf = typename FuncOfTraits<kOp, T>::type;
+
+// The one place an operation becomes a functor, for host schedules, CUDA kernels and
+// one-rank collectives alike. `opArg` is the operation's argument as the communicator
+// stores it: PreMulSum's scalar in its low bytes (as ncclRedOpCreatePreMulSum copies a
+// host scalar), SumPostDiv's divisor.
+template <RedOpKind kOp, typename T>
+BRAID_HD FuncOf<kOp, T> makeFunc(uint64_t opArg) {
+  if constexpr (kOp == RedOpKind::PreMulSum) {
+    T scalar;
+    memcpy(&scalar, &opArg, sizeof(T));
+    return FuncPreMulSum<T>(scalar);
+  } else if constexpr (kOp == RedOpKind::SumPostDiv) {
+    return FuncSumPostDiv<T>(opArg);
+  } else {
+    return FuncOf<kOp, T>();
+  }
+}
+
+// Host code with the operation known only at run time: calls f(functor) with the functor
+// of `op` (makeFunc) and returns its result, or `otherwise` when T has no such operation
+// (redOpSupported).
+template <typename T, class R, class F>
+R withFunc(RedOpKind op, uint64_t opArg, R otherwise, F&& f) {
+  switch (op) {
+    case RedOpKind::Sum:
+      return f(makeFunc<RedOpKind::Sum, T>(opArg));
+    case RedOpKind::Prod:
+      return f(makeFunc<RedOpKind::Prod, T>(opArg));
+    case RedOpKind::Max:
+      return f(makeFunc<RedOpKind::Max, T>(opArg));
+    case RedOpKind::Min:
+      return f(makeFunc<RedOpKind::Min, T>(opArg));
+    case RedOpKind::PreMulSum:
+      return f(makeFunc<RedOpKind::PreMulSum, T>(opArg));
+    case RedOpKind::SumPostDiv:
+      if constexpr (redOpSupported<T>(RedOpKind::SumPostDiv)) return f(makeFunc<RedOpKind::SumPostDiv, T>(opArg));
+      return otherwise;
+  }
+  return otherwise;
+}
 
 }  // namespace braid

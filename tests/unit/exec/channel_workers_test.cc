@@ -1,7 +1,7 @@
-// HostExecutor: channel 0 runs on the caller, the others on workers that share the caller's
+// ChannelWorkers: channel 0 runs on the caller, the others on workers that share the caller's
 // work. Whatever a channel throws becomes that channel's failure, and runChannels returns
 // only when every channel is done (the workers hold a reference to the caller's work).
-#include "exec/host/host_executor.h"
+#include "exec/host/channel_workers.h"
 
 #include <gtest/gtest.h>
 
@@ -13,16 +13,16 @@
 namespace braid {
 namespace {
 
-TEST(HostExecutor, ReturnsTheFirstFailingChannel) {
-  HostExecutor executor(0);
+TEST(ChannelWorkers, ReturnsTheFirstFailingChannel) {
+  ChannelWorkers executor(0);
   Status result =
       executor.runChannels(3, [](int c) { return c == 2 ? Status(ncclRemoteError, "channel 2 failed") : okStatus(); });
   EXPECT_EQ(result.code(), ncclRemoteError);
   EXPECT_EQ(result.message(), "channel 2 failed");
 }
 
-TEST(HostExecutor, ChannelZeroThrowingWaitsForTheOtherChannels) {
-  HostExecutor executor(0);
+TEST(ChannelWorkers, ChannelZeroThrowingWaitsForTheOtherChannels) {
+  ChannelWorkers executor(0);
   std::atomic<int> finished{0};
   Status result = executor.runChannels(4, [&](int c) -> Status {
     if (c == 0) throw std::runtime_error("channel 0 broke");
@@ -38,8 +38,8 @@ TEST(HostExecutor, ChannelZeroThrowingWaitsForTheOtherChannels) {
   EXPECT_TRUE(executor.runChannels(4, [](int) { return okStatus(); }).ok());
 }
 
-TEST(HostExecutor, AWorkerThrowingAnythingFailsItsChannel) {
-  HostExecutor executor(0);
+TEST(ChannelWorkers, AWorkerThrowingAnythingFailsItsChannel) {
+  ChannelWorkers executor(0);
   Status result = executor.runChannels(2, [](int c) -> Status {
     if (c == 1) throw 42;  // not a std::exception
     return okStatus();

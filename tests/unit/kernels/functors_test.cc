@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -142,6 +143,36 @@ TEST(Functors, FlagsAndIdentities) {
   EXPECT_EQ(FuncPreMulSum<int32_t>(3).scalar(), 3);
   EXPECT_EQ(FuncSumPostDiv<int32_t>(4).divisor(), 4u);
   EXPECT_STREQ(redOpKindName(RedOpKind::PreMulSum), "premulsum");
+}
+
+// makeFunc is the one factory of functors (host schedules, CUDA kernels, one-rank
+// collectives): the op's argument becomes PreMulSum's scalar or SumPostDiv's divisor.
+TEST(Functors, FactoryMakesEachOperationFromItsArgument) {
+  uint64_t twoBits = 0;
+  const float two = 2.0f;
+  std::memcpy(&twoBits, &two, sizeof(two));
+  static_assert(std::is_same_v<decltype(makeFunc<RedOpKind::Min, half>(0)), FuncMin<half>>);
+  EXPECT_EQ((makeFunc<RedOpKind::PreMulSum, float>(twoBits).preOp(3.0f)), 6.0f);
+  EXPECT_EQ((makeFunc<RedOpKind::SumPostDiv, int32_t>(4).postOp(9)), 2);
+  EXPECT_EQ((makeFunc<RedOpKind::Max, int64_t>(0)(-5, 7)), 7);
+
+  // At run time: the functor's kind is the op asked for, and an op the type lacks gives
+  // the fallback without calling f.
+  for (RedOpKind op :
+       {RedOpKind::Sum, RedOpKind::Prod, RedOpKind::Max, RedOpKind::Min, RedOpKind::PreMulSum, RedOpKind::SumPostDiv}) {
+    const int kind = withFunc<int32_t>(op, 3, -1, [](const auto& fn) { return static_cast<int>(fn.kKind); });
+    EXPECT_EQ(kind, static_cast<int>(op));
+  }
+  int calls = 0;
+  const int fallback = withFunc<float>(RedOpKind::SumPostDiv, 3, -1, [&](const auto&) { return ++calls; });
+  EXPECT_EQ(fallback, -1);
+  EXPECT_EQ(calls, 0);
+  const float scaled =
+      withFunc<float>(RedOpKind::PreMulSum, twoBits, 0.0f, [](const auto& fn) { return fn.preOp(1.5f); });
+  EXPECT_EQ(scaled, 3.0f);
+  const int averaged =
+      withFunc<uint8_t>(RedOpKind::SumPostDiv, 2, 0, [](const auto& fn) { return int{fn.postOp(255)}; });
+  EXPECT_EQ(averaged, 127);
 }
 
 // ---------------------------------------------------------------------------------------

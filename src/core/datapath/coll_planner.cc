@@ -1,0 +1,188 @@
+#include "core/datapath/coll_planner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "kernels/reduce/numeric_types.h"
+#include "planning/alg_selection.h"
+#include "util/log.h"
+
+namespace braid {
+
+namespace {
+
+// Bytes a collective moves in the size the tuning model expects (the full result).
+size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
+  size_t bytes = task.count * elemBytes;
+  if (task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter) bytes *= static_cast<size_t>(nranks);
+  return bytes;
+}
+
+}  // namespace
+
+CollPlanner::CollPlanner(int rank, int nranks, const RankLayout& layout, const DataPathSettings& settings, bool gpuMode)
+    : rank_(rank), nranks_(nranks), layout_(layout), settings_(settings), gpuMode_(gpuMode) {}
+
+Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const DataPathSettings& settings,
+                           bool gpuMode, std::unique_ptr<CollPlanner>* out) {
+  std::unique_ptr<CollPlanner> planner(new CollPlanner(rank, nranks, layout, settings, gpuMode));
+  std::vector<std::string> warnings;
+  BRAID_CHECK(parseAlgoPolicy(settings.algo, &planner->policy_, &warnings));
+  BRAID_CHECK(parseProtoPolicy(settings.proto, &planner->policy_, &warnings));
+  if (rank == 0) {
+    for (const std::string& warning : warnings) BRAID_WARN("%s", warning.c_str());
+  }
+  int maxLocal = 0;
+  for (const auto& node : layout.ranksOfNode) maxLocal = std::max(maxLocal, static_cast<int>(node.size()));
+  TuningInputs& tuning = planner->tuning_;
+  tuning.nranks = nranks;
+  tuning.nNodes = layout.nNodes;
+  tuning.maxLocalRanks = maxLocal;
+  if (gpuMode) {
+    // GPU mode's links: per channel, NVLink/PCIe peer-to-peer within a host, the network
+    // (host-staged) between hosts, with NCCL's per-hop latencies.
+    tuning.intra = settings.p2pDisable ? LinkModel{5.0, 2.0} : LinkModel{20.0, 0.6};
+    tuning.inter = LinkModel{10.0, 5.0};
+  } else {
+    // Host mode's: shared memory within a host, sockets between hosts.
+    tuning.intra = settings.shmDisable ? LinkModel{1.5, 20.0} : LinkModel{6.0, 1.0};
+    tuning.inter = LinkModel{1.2, 25.0};
+  }
+  tuning.nChannels = settings.defaultChannels;
+  *out = std::move(planner);
+  return okStatus();
+}
+
+Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
+  const int nranks = nranks_;
+  const size_t elemBytes = dataTypeSize(task.type);
+  const size_t bytes = modelBytes(task, nranks, elemBytes);
+  // A call's own selection narrows what the settings allow; where NCCL_ALGO/NCCL_PROTO
+  // leave none of it, the environment wins, as in NCCL.
+  const int func = static_cast<int>(task.func);
+  uint8_t pairs = 0xff;
+  if (task.pairs) {
+    uint8_t allowed = usablePairs(task.func, policy_);
+    pairs = task.pairs & allowed;
+    if (!pairs) {
+      pairs = allowed;
+      if (!reportedSelectionOverridden_[func]) {
+        reportedSelectionOverridden_[func] = true;
+        BRAID_INFO(kLogTuning, "%s: the call's algSelection (%s) is outside NCCL_ALGO=%s / NCCL_PROTO=%s; using %s",
+                   collFuncName(task.func), pairNames(task.pairs).c_str(), policy_.algoSetting.c_str(),
+                   policy_.protoSetting.c_str(), pairNames(allowed).c_str());
+      }
+    }
+  }
+  // A call's channel bounds, within the communicator's.
+  TuningInputs tuning = tuning_;
+  int lower = settings_.minChannels;
+  int upper = std::max(settings_.minChannels, settings_.defaultChannels);
+  if (task.maxChannels > 0) {
+    upper = std::clamp(task.maxChannels, settings_.minChannels, settings_.maxChannels);
+    tuning.nChannels = upper;
+  }
+  if (task.minChannels > 0) lower = std::clamp(task.minChannels, settings_.minChannels, upper);
+  AlgoChoice choice = chooseAlgorithm(task.func, bytes, tuning, policy_, pairs);
+  if (!reportedInapplicable_[func]) {
+    reportedInapplicable_[func] = true;
+    std::string why = policy_.explainInapplicable(task.func);
+    if (!why.empty() && rank_ == 0) BRAID_WARN("%s", why.c_str());
+  }
+  CollWork w;
+  w.func = task.func;
+  w.algo = choice.algo;
+  w.proto = choice.proto;
+  w.type = task.type;
+  w.op = task.op;
+  w.opArg = task.opArg;
+  if (task.scalarAtRun) {
+    // ncclScalarDevice: GPU kernels read it when they run; host mode runs now, so now is
+    // when it is read.
+    if (gpuMode_) {
+      w.scalar = task.scalarAtRun;
+    } else {
+      std::memcpy(&w.opArg, task.scalarAtRun, elemBytes);
+    }
+  }
+  w.send = task.sendbuff;
+  w.recv = task.recvbuff;
+  w.root = task.root;
+  w.nChannels = std::clamp(choice.nChannels, lower, upper);
+  w.oneRank = nranks == 1;
+  w.count = task.count;
+  w.elemBytes = elemBytes;
+  w.stream = task.stream;
+  // Data-only collectives move bytes; reductions move elements.
+  const bool dataOnly = isDataOnly(task.func);
+  w.geometry.unit = dataOnly ? 1 : static_cast<uint32_t>(elemBytes);
+  w.geometry.extent = task.count * (dataOnly ? elemBytes : 1);
+  w.geometry.stepPayload = w.proto == Protocol::LL ? settings_.fifo.llStepBytes / 2 : settings_.fifo.simpleStepBytes;
+  w.geometry.nChannels = w.nChannels;
+  w.geometry.nranks = nranks;
+  w.geometry.pipelineSlices = w.proto == Protocol::Simple;
+  const bool perRank = task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter;
+  w.segment = perRank ? w.geometry.extent : 0;
+  BRAID_TRACE(kLogTuning, "%s of %zu bytes: %s/%s on %d channel(s), predicted %.1f us", collFuncName(task.func), bytes,
+              algorithmName(w.algo), protocolName(w.proto), w.nChannels, choice.predictedUs);
+  *out = w;
+  return okStatus();
+}
+
+Status CollPlanner::planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelNeeds* needs) {
+  *batch = WorkBatch();
+  *needs = ChannelNeeds();
+  for (const CollTask& task : tasks.colls) {
+    CollWork w;
+    BRAID_CHECK(planColl(task, &w));
+    if (!w.oneRank) {
+      int& channels = w.algo == Algorithm::Tree ? needs->treeChannels : needs->ringChannels;
+      channels = std::max(channels, w.nChannels);
+    }
+    batch->colls.push_back(w);
+  }
+  for (const P2pTask& task : tasks.p2ps) {
+    P2pWork p;
+    p.isSend = task.isSend;
+    p.send = task.sendbuff;
+    p.recv = task.recvbuff;
+    p.bytes = task.bytes;
+    p.peer = task.peer;
+    p.channel = p2pChannel(task.peer);
+    p.stream = task.stream;
+    batch->p2ps.push_back(p);
+  }
+  // Refused here, before any connection is made for the group.
+  std::vector<std::pair<const P2pWork*, const P2pWork*>> selfPairs;
+  BRAID_CHECK(pairSelfTransfers(batch->p2ps, rank_, &selfPairs));
+  for (const DeviceStaging& s : tasks.deviceStaging) batch->staging.push_back({s.base, s.bytes});
+  return okStatus();
+}
+
+double CollPlanner::predictUs(const CommTasks& tasks) const {
+  const int nranks = nranks_;
+  double total = 0;
+  for (const CollTask& task : tasks.colls) {
+    if (nranks == 1) continue;  // a local copy: nothing the model describes
+    size_t bytes = modelBytes(task, nranks, dataTypeSize(task.type));
+    total += chooseAlgorithm(task.func, bytes, tuning_, policy_).predictedUs;
+  }
+  // Transfers to different peers overlap; those to one peer in one direction queue up.
+  std::map<std::pair<int, bool>, size_t> bytesPerPeer;
+  for (const P2pTask& p2p : tasks.p2ps) {
+    if (p2p.peer != rank_) bytesPerPeer[{p2p.peer, p2p.isSend}] += p2p.bytes;
+  }
+  double p2pUs = 0;
+  for (const auto& [peer, bytes] : bytesPerPeer) {
+    TuningInputs link = tuning_;
+    link.nNodes =
+        layout_.nodeOfRank[static_cast<size_t>(peer.first)] == layout_.nodeOfRank[static_cast<size_t>(rank_)] ? 1 : 2;
+    p2pUs = std::max(p2pUs, predictP2pTimeUs(Protocol::Simple, bytes, link));
+  }
+  return total + p2pUs;
+}
+
+}  // namespace braid

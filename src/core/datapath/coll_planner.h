@@ -1,0 +1,61 @@
+// The data path's planner: turns a group's tasks (core/enqueue/coll_task.h) into the one
+// batch both executors run (exec/work.h) — per collective the algorithm, protocol and
+// channel count the tuning model chooses within NCCL_ALGO/NCCL_PROTO and the call's own
+// selection, and how the channels divide the data; per send or receive its channel.
+// Plans depend only on values every rank shares (sizes, the agreed settings, the layout),
+// so every rank makes the same choices. It also answers ncclGroupSimulateEnd.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/datapath/data_path_settings.h"
+#include "core/enqueue/coll_task.h"
+#include "exec/work.h"
+#include "planning/algo_proto.h"
+#include "planning/rank_layout.h"
+#include "planning/tuning.h"
+#include "util/status.h"
+
+namespace braid {
+
+// The channels a batch's collectives need connected: rings on [0, ringChannels), trees
+// on [0, treeChannels).
+struct ChannelNeeds {
+  int ringChannels = 0;
+  int treeChannels = 0;
+};
+
+class CollPlanner {
+ public:
+  // `settings` agreed by every rank; `gpuMode`: GPU mode's link model and device scalars.
+  // Warnings about NCCL_ALGO/NCCL_PROTO go to the log on rank 0.
+  static Status create(int rank, int nranks, const RankLayout& layout, const DataPathSettings& settings, bool gpuMode,
+                       std::unique_ptr<CollPlanner>* out);
+
+  // The group's work, with self transfers checked to pair up (pairSelfTransfers) and the
+  // sends' and receives' connectors left for the caller to fill once connected.
+  Status planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelNeeds* needs);
+  // One collective's plan.
+  Status planColl(const CollTask& task, CollWork* out);
+  // The channel of this rank's transfers with `peer` (both ends compute the same one).
+  int p2pChannel(int peer) const { return (rank_ + peer) % settings_.defaultChannels; }
+  // What the tuning model predicts `tasks` would take, in microseconds (see DataPath).
+  double predictUs(const CommTasks& tasks) const;
+
+ private:
+  CollPlanner(int rank, int nranks, const RankLayout& layout, const DataPathSettings& settings, bool gpuMode);
+
+  int rank_;
+  int nranks_;
+  const RankLayout& layout_;
+  DataPathSettings settings_;
+  bool gpuMode_;
+  AlgoProtoPolicy policy_;
+  TuningInputs tuning_{};
+  std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
+  // A call's algSelection that NCCL_ALGO/NCCL_PROTO overrode, reported once per function.
+  std::vector<bool> reportedSelectionOverridden_ = std::vector<bool>(kNumCollFuncs, false);
+};
+
+}  // namespace braid

@@ -1,0 +1,183 @@
+// The host executor: runs a batch to completion on CPU threads (ChannelWorkers: channel 0
+// on the calling thread, the others on parked workers). Each channel runs its share of
+// every collective in the batch's order, then its sends and receives side by side
+// (runP2pOnHost); a one-rank communicator's collectives are copies or the pre/post
+// operation alone (local_collective.h).
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "exec/executor.h"
+#include "exec/host/channel_workers.h"
+#include "exec/host/coll_dispatch.h"
+#include "exec/host/host_exec.h"
+#include "exec/host/local_collective.h"
+#include "exec/host/p2p_engine.h"
+#include "exec/wait_report.h"
+#include "util/format.h"
+#include "util/log.h"
+
+namespace braid {
+
+namespace {
+
+// A channel as the host's schedules see it: views into its connectors.
+struct HostChannel {
+  ChannelLinks links;
+  RingSchedule ring;
+  TreeSchedule tree;
+};
+
+class HostExecutor : public Executor {
+ public:
+  explicit HostExecutor(ExecutorConfig config) : config_(std::move(config)), workers_(config_.rank) {
+    workers_.setWorkerCpus(config_.workerCpus);
+  }
+
+  Status prepareChannel(int channel, const ChannelLinks& links) override;
+  Status launch(WorkBatch& batch) override;
+  bool completesOnLaunch() const override { return true; }
+  bool drain(double) override { return true; }  // launch returned: nothing runs any more
+  void abortWork() override {}                  // the waits watch the abort flag themselves
+  void stopThreads() override { workers_.stopWorkers(); }
+
+ private:
+  Status runChannel(int channel, const WorkBatch& batch, int64_t deadlineNs);
+  bool runCollOnChannel(HostExec& exec, int channel, const CollWork& coll);
+  Status waitFailure(const HostExec& exec, int channel, const WorkBatch& batch, const char* what);
+
+  ExecutorConfig config_;
+  ChannelWorkers workers_;
+  std::vector<HostChannel> channels_;
+  std::vector<std::pair<const P2pWork*, const P2pWork*>> selfPairs_;  // of the running batch
+};
+
+Status HostExecutor::prepareChannel(int channel, const ChannelLinks& links) {
+  if (channel < 0) return BRAID_ERROR(ncclInternalError, "channel %d does not exist", channel);
+  if (static_cast<size_t>(channel) >= channels_.size()) channels_.resize(static_cast<size_t>(channel) + 1);
+  HostChannel& ch = channels_[static_cast<size_t>(channel)];
+  ch.links = links;
+  ch.ring = RingSchedule();
+  ch.tree = TreeSchedule();
+  if (links.ringSend && links.ringRecv) {
+    if (!links.ringOrder || static_cast<int>(links.ringOrder->size()) != links.nranks) {
+      return BRAID_ERROR(ncclInternalError, "channel %d has no ring order of %d ranks", channel, links.nranks);
+    }
+    ch.ring.nranks = links.nranks;
+    ch.ring.index = links.ringIndex;
+    ch.ring.order = links.ringOrder->data();
+    ch.ring.prev = links.ringRecv->recvView();
+    ch.ring.next = links.ringSend->sendView();
+  }
+  ch.tree.upSend = links.treeUpSend ? links.treeUpSend->sendView() : nullptr;
+  ch.tree.upRecv = links.treeUpRecv ? links.treeUpRecv->recvView() : nullptr;
+  for (int k = 0; k < kMaxTreeChildren && links.treeDownRecv[k]; ++k) {
+    ch.tree.downRecv[k] = links.treeDownRecv[k]->recvView();
+    ch.tree.downSend[k] = links.treeDownSend[k]->sendView();
+    ch.tree.nDown = k + 1;
+  }
+  return okStatus();
+}
+
+Status HostExecutor::launch(WorkBatch& batch) {
+  int nRun = 0;
+  for (const CollWork& coll : batch.colls) {
+    if (coll.oneRank) {
+      bool done = isDataOnly(coll.func) ? copyLocal(coll.recv, coll.send, coll.count * coll.elemBytes)
+                                        : reduceLocal(coll.type, coll.op, coll.opArg, coll.recv, coll.send, coll.count);
+      if (!done) return BRAID_ERROR(ncclInternalError, "%s on one rank failed", collFuncName(coll.func));
+      continue;
+    }
+    if (coll.nChannels > static_cast<int>(channels_.size())) {
+      return BRAID_ERROR(ncclInternalError, "%s planned on %d channel(s), %zu prepared", collFuncName(coll.func),
+                         coll.nChannels, channels_.size());
+    }
+    nRun = std::max(nRun, coll.nChannels);
+  }
+  for (const P2pWork& p : batch.p2ps) nRun = std::max(nRun, p.channel + 1);
+  if (nRun == 0) return okStatus();
+  BRAID_CHECK(pairSelfTransfers(batch.p2ps, config_.rank, &selfPairs_));
+  const int64_t deadlineNs =
+      config_.timeoutSec > 0 ? monotonicNs() + static_cast<int64_t>(config_.timeoutSec * 1e9) : 0;
+  const bool net = config_.netBegin && config_.netBegin();
+  Status result = workers_.runChannels(nRun, [&](int c) { return runChannel(c, batch, deadlineNs); });
+  if (net && config_.netEnd) config_.netEnd();
+  return result;
+}
+
+Status HostExecutor::runChannel(int channel, const WorkBatch& batch, int64_t deadlineNs) {
+  HostWaitPolicy policy;
+  policy.spinNs = config_.spinNs;
+  policy.deadlineNs = deadlineNs;
+  HostExec exec(config_.abort, policy);
+  for (const CollWork& coll : batch.colls) {
+    if (coll.oneRank || channel >= coll.nChannels) continue;
+    if (!runCollOnChannel(exec, channel, coll)) {
+      if (exec.timedOutOn() || exec.aborted()) return waitFailure(exec, channel, batch, collFuncName(coll.func));
+      return BRAID_ERROR(ncclInternalError, "%s could not run on channel %d", collFuncName(coll.func), channel);
+    }
+  }
+  std::vector<P2pTransfer> transfers;
+  for (const P2pWork& p : batch.p2ps) {
+    if (p.channel != channel || !p.connector) continue;
+    P2pTransfer t;
+    t.isSend = p.isSend;
+    t.src = static_cast<const uint8_t*>(p.send);
+    t.dst = static_cast<uint8_t*>(p.recv);
+    t.bytes = p.bytes;
+    t.connector = p.connector;
+    t.singleCopyThreshold = config_.singleCopyThreshold;
+    transfers.push_back(t);
+  }
+  for (const auto& [send, recv] : selfPairs_) {
+    if (send->channel == channel && send->bytes && recv->recv != send->send) {
+      std::memmove(recv->recv, send->send, send->bytes);
+    }
+  }
+  if (transfers.empty()) return okStatus();
+  Status moved = runP2pOnHost(exec, transfers);
+  if (!moved.ok() && exec.timedOutOn()) return waitFailure(exec, channel, batch, "send/recv");
+  return moved;
+}
+
+bool HostExecutor::runCollOnChannel(HostExec& exec, int channel, const CollWork& coll) {
+  const HostChannel& ch = channels_[static_cast<size_t>(channel)];
+  ChannelPart part;
+  part.share = channelShare(coll.geometry, channel);
+  if (ch.ring.order) part.rootIndex = ringIndexOf(ch.ring.order, ch.ring.nranks, coll.root);
+  return runCollectiveOnHost(exec, coll, part, ch.ring, ch.tree);
+}
+
+// Why a channel's waits ended early: the deadline (naming whom it waited for) or an abort.
+Status HostExecutor::waitFailure(const HostExec& exec, int channel, const WorkBatch& batch, const char* what) {
+  const uint64_t* counter = exec.timedOutOn();
+  if (!counter) return Status(ncclRemoteError, strFormat("%s aborted", what));
+  // A channel that only moves sends and receives has no ring or tree prepared.
+  const ChannelLinks links =
+      static_cast<size_t>(channel) < channels_.size() ? channels_[static_cast<size_t>(channel)].links : ChannelLinks();
+  std::vector<Connector*> connectors = {links.ringSend, links.ringRecv, links.treeUpSend, links.treeUpRecv};
+  for (int k = 0; k < kMaxTreeChildren; ++k) {
+    connectors.push_back(links.treeDownSend[k]);
+    connectors.push_back(links.treeDownRecv[k]);
+  }
+  for (const P2pWork& p : batch.p2ps) {
+    if (p.channel == channel) connectors.push_back(p.connector);
+  }
+  std::string waiting = "for another rank";
+  for (Connector* c : connectors) {
+    if (!c) continue;
+    const uint64_t* watched = c->isSend() ? &c->sendView()->shared->head : &c->recvView()->shared->tail;
+    if (watched != counter) continue;
+    std::string peer = config_.describePeer ? config_.describePeer(c->peer()) : strFormat("rank %d", c->peer());
+    waiting = waitingFor(*c, peer);
+  }
+  return timedOut(config_.timeoutResult, what, config_.timeoutSec, channel, waiting);
+}
+
+}  // namespace
+
+std::unique_ptr<Executor> createHostExecutor(ExecutorConfig config) {
+  return std::make_unique<HostExecutor>(std::move(config));
+}
+
+}  // namespace braid

@@ -1,0 +1,91 @@
+// What the planner hands an executor: one batch of planned work — the group's
+// collectives with the plan's choices made, its sends and receives with their
+// connections, and in-place AlltoAll copies — in one form that the host executor (CPU
+// threads) and the GPU executor (kernels on streams) both run. DataPath translates a
+// group's tasks into it once (core/datapath/coll_planner.h); nothing is copied field by
+// field again below this point.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/algorithms/channel_share.h"
+#include "kernels/reduce/functors.h"
+#include "nccl.h"
+#include "planning/algo_proto.h"
+#include "transport/connector.h"
+#include "util/status.h"
+
+namespace braid {
+
+// One planned collective.
+struct CollWork {
+  CollFunc func = CollFunc::AllReduce;
+  Algorithm algo = Algorithm::Ring;
+  Protocol proto = Protocol::Simple;
+  ncclDataType_t type = ncclFloat32;
+  RedOpKind op = RedOpKind::Sum;
+  uint64_t opArg = 0;            // PreMulSum scalar bits (host-immediate) or SumPostDiv divisor
+  const void* scalar = nullptr;  // GPU mode: PreMulSum's scalar in device memory (ncclScalarDevice)
+  const void* send = nullptr;
+  void* recv = nullptr;
+  ShareGeometry geometry;  // how the channels divide it (channelShare)
+  size_t segment = 0;      // per-rank extent (AllGather, ReduceScatter)
+  int root = 0;            // Broadcast, Reduce: each channel finds its place in that channel's ring
+  int nChannels = 1;
+  bool oneRank = false;  // the communicator has one rank: a copy, or the pre/post operation alone
+  size_t count = 0;      // elements
+  size_t elemBytes = 1;
+  cudaStream_t stream = nullptr;  // GPU mode
+};
+
+// Broadcast and AllGather move bytes; the others reduce elements.
+inline bool isDataOnly(CollFunc func) { return func == CollFunc::Broadcast || func == CollFunc::AllGather; }
+
+// One send or receive. `connector` is null for a transfer to or from this rank itself.
+struct P2pWork {
+  bool isSend = true;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t bytes = 0;
+  int peer = -1;
+  int channel = 0;
+  Connector* connector = nullptr;
+  cudaStream_t stream = nullptr;  // GPU mode
+};
+
+// GPU mode: a buffer the batch's sends must read from a copy made on the stream first
+// (in-place AlltoAll: blocks arrive while others still have to leave).
+struct StagingWork {
+  const void* base = nullptr;
+  size_t bytes = 0;
+};
+
+struct WorkBatch {
+  std::vector<CollWork> colls;
+  std::vector<P2pWork> p2ps;
+  std::vector<StagingWork> staging;
+};
+
+// The connections of one channel, for an executor's copy of its ring and tree.
+struct ChannelLinks {
+  Connector* ringSend = nullptr;
+  Connector* ringRecv = nullptr;
+  int ringIndex = 0;
+  const std::vector<int>* ringOrder = nullptr;  // the channel's ring: user rank at each position
+  int nranks = 1;
+  Connector* treeUpSend = nullptr;
+  Connector* treeUpRecv = nullptr;
+  Connector* treeDownSend[kMaxTreeChildren] = {};
+  Connector* treeDownRecv[kMaxTreeChildren] = {};
+};
+
+// A rank's sends to itself meet its receives from itself in the order they were posted:
+// the i-th self send (peer == rank) fills the i-th self receive. Fails (ncclInvalidUsage)
+// when the counts or the sizes differ, before anything runs; `pairs` gets (send, receive)
+// in order.
+Status pairSelfTransfers(const std::vector<P2pWork>& p2ps, int rank,
+                         std::vector<std::pair<const P2pWork*, const P2pWork*>>* pairs);
+
+}  // namespace braid
