@@ -94,6 +94,7 @@ BRAID_SIMD_INLINE void storePartial(T* p, Bits v, size_t n) {
 // 8 16-bit elements in a 128-bit register.
 template <class T>
 struct WordCodec : Lanes8 {
+  using Elem = T;
   using Bits = __m128i;
   static BRAID_SIMD_INLINE Bits load(const T* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
   static BRAID_SIMD_INLINE Bits loadN(const T* p, size_t n) { return loadPartial<T, Bits>(p, n); }
@@ -107,6 +108,7 @@ struct WordCodec : Lanes8 {
 // 8 8-bit elements in the low half of a 128-bit register.
 template <class T>
 struct ByteCodec : Lanes8 {
+  using Elem = T;
   using Bits = __m128i;
   static BRAID_SIMD_INLINE Bits load(const T* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
   static BRAID_SIMD_INLINE Bits loadN(const T* p, size_t n) { return loadPartial<T, Bits>(p, n); }
@@ -178,10 +180,10 @@ namespace braid::narrow_simd {
 const KernelTable* avx2Table() {
   static const KernelTable table = [] {
     KernelTable t{SimdLevel::kAvx2, {}};
-    avx2::fillRow<half>(t.kernels[static_cast<int>(Type::kHalf)]);
-    avx2::fillRow<bfloat16>(t.kernels[static_cast<int>(Type::kBfloat16)]);
-    avx2::fillRow<fp8e4m3>(t.kernels[static_cast<int>(Type::kFp8e4m3)]);
-    avx2::fillRow<fp8e5m2>(t.kernels[static_cast<int>(Type::kFp8e5m2)]);
+    avx2::fillRow<avx2::Codec<half>>(t.kernels[static_cast<int>(Type::kHalf)]);
+    avx2::fillRow<avx2::Codec<bfloat16>>(t.kernels[static_cast<int>(Type::kBfloat16)]);
+    avx2::fillRow<avx2::Codec<fp8e4m3>>(t.kernels[static_cast<int>(Type::kFp8e4m3)]);
+    avx2::fillRow<avx2::Codec<fp8e5m2>>(t.kernels[static_cast<int>(Type::kFp8e5m2)]);
     return t;
   }();
   return &table;

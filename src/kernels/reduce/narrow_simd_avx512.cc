@@ -27,10 +27,11 @@ namespace braid::narrow_simd {
 const KernelTable* avx512Table() {
   static const KernelTable table = [] {
     KernelTable t{SimdLevel::kAvx512, {}};
-    avx512::fillRow<half>(t.kernels[static_cast<int>(Type::kHalf)]);
-    avx512::fillRow<bfloat16>(t.kernels[static_cast<int>(Type::kBfloat16)]);
-    avx512::fillRow<fp8e4m3>(t.kernels[static_cast<int>(Type::kFp8e4m3)]);
-    avx512::fillRow<fp8e5m2>(t.kernels[static_cast<int>(Type::kFp8e5m2)]);
+    using namespace avx512;
+    fillRow<Codec<half>>(t.kernels[static_cast<int>(Type::kHalf)]);
+    fillRow<Codec<bfloat16>>(t.kernels[static_cast<int>(Type::kBfloat16)]);
+    fillRow<Codec<fp8e4m3>, Fp8Order<fp8e4m3>>(t.kernels[static_cast<int>(Type::kFp8e4m3)]);
+    fillRow<Codec<fp8e5m2>, Fp8Order<fp8e5m2>>(t.kernels[static_cast<int>(Type::kFp8e5m2)]);
     return t;
   }();
   return &table;

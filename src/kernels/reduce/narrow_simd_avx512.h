@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/reduce/numeric_types.h"
 
@@ -52,6 +53,7 @@ struct Lanes16 {
 
 BRAID_AVX512_INLINE __mmask16 firstLanes(size_t count) { return static_cast<__mmask16>((1u << count) - 1u); }
 BRAID_AVX512_INLINE __mmask32 firstLanes32(size_t count) { return static_cast<__mmask32>((1u << count) - 1u); }
+BRAID_AVX512_INLINE __mmask64 firstLanes64(size_t count) { return (uint64_t{1} << count) - 1u; }
 BRAID_AVX512_INLINE __m512i splat32(uint32_t x) { return _mm512_set1_epi32(static_cast<int>(x)); }
 BRAID_AVX512_INLINE __m256i splat16(uint16_t x) { return _mm256_set1_epi16(static_cast<short>(x)); }
 
@@ -100,6 +102,7 @@ BRAID_AVX512_INLINE __m128i halfToByteFormat(__m256i h) {
 // Elements of 16 bits in a 256-bit register.
 template <class T>
 struct WordCodec : Lanes16 {
+  using Elem = T;
   using Bits = __m256i;
   static BRAID_AVX512_INLINE Bits load(const T* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static BRAID_AVX512_INLINE Bits loadN(const T* p, size_t n) { return _mm256_maskz_loadu_epi16(firstLanes(n), p); }
@@ -113,6 +116,7 @@ struct WordCodec : Lanes16 {
 // Elements of 8 bits in a 128-bit register.
 template <class T>
 struct ByteCodec : Lanes16 {
+  using Elem = T;
   using Bits = __m128i;
   static BRAID_AVX512_INLINE Bits load(const T* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
   static BRAID_AVX512_INLINE Bits loadN(const T* p, size_t n) { return _mm_maskz_loadu_epi8(firstLanes(n), p); }
@@ -159,6 +163,7 @@ struct Bfloat16Lanes {
 
 template <>
 struct Codec<bfloat16> : Bfloat16Lanes {
+  using Elem = bfloat16;
   using Bits = __m512i;
   static BRAID_AVX512_INLINE Bits load(const bfloat16* p) { return _mm512_loadu_si512(p); }
   static BRAID_AVX512_INLINE Bits loadN(const bfloat16* p, size_t n) {
@@ -205,6 +210,49 @@ struct Codec<fp8e4m3> : ByteCodec<fp8e4m3> {
   }
   static BRAID_AVX512_INLINE Bits narrow(Floats f) {
     return halfToByteFormat<7, 0x7e, 0x7f, false>(halfRoundedToOdd(_mm512_mul_ps(f, _mm512_set1_ps(1.0f / 256))));
+  }
+};
+
+// Max and min of fp8 without floats, 64 elements per vector. For numbers the order of the
+// values is the order of the encodings read as sign and magnitude (infinities included),
+// so each element becomes a signed byte (-magnitude for a negative sign; both zeros 0, as
+// -0 == +0), and the selects follow functor_detail::maxOf/minOf: b when it compares
+// larger (smaller) and is not NaN, a otherwise, and b whenever a is NaN.
+template <class T>
+struct Fp8Order {
+  using Elem = T;
+  static constexpr int kLanes = 64;
+  using Bits = __m512i;
+  static BRAID_AVX512_INLINE Bits load(const T* p) { return _mm512_loadu_si512(p); }
+  static BRAID_AVX512_INLINE Bits loadN(const T* p, size_t n) { return _mm512_maskz_loadu_epi8(firstLanes64(n), p); }
+  static BRAID_AVX512_INLINE void store(T* p, Bits v) { _mm512_storeu_si512(p, v); }
+  static BRAID_AVX512_INLINE void storeN(T* p, Bits v, size_t n) { _mm512_mask_storeu_epi8(p, firstLanes64(n), v); }
+
+  static BRAID_AVX512_INLINE Bits maxOf(Bits a, Bits b) {
+    const __mmask64 nanA = isNan(a), nanB = isNan(b);
+    const __mmask64 bLarger = _mm512_mask_cmpgt_epi8_mask(~nanB, key(b), key(a));
+    return _mm512_mask_blend_epi8(nanA, _mm512_mask_blend_epi8(bLarger, a, b), b);
+  }
+  static BRAID_AVX512_INLINE Bits minOf(Bits a, Bits b) {
+    const __mmask64 nanA = isNan(a), nanB = isNan(b);
+    const __mmask64 bSmaller = _mm512_mask_cmplt_epi8_mask(~nanB, key(b), key(a));
+    return _mm512_mask_blend_epi8(nanA, _mm512_mask_blend_epi8(bSmaller, a, b), b);
+  }
+
+ private:
+  static BRAID_AVX512_INLINE __m512i magnitude(Bits x) { return _mm512_and_si512(x, _mm512_set1_epi8(0x7f)); }
+  static BRAID_AVX512_INLINE __m512i key(Bits x) {
+    const __m512i m = magnitude(x);
+    return _mm512_mask_sub_epi8(m, _mm512_movepi8_mask(x), _mm512_setzero_si512(), m);
+  }
+  // E4M3's NaN is S.1111.111; E5M2's are those above infinity (S.11111.00).
+  static BRAID_AVX512_INLINE __mmask64 isNan(Bits x) {
+    if constexpr (std::is_same_v<T, fp8e4m3>) {
+      return _mm512_cmpeq_epi8_mask(magnitude(x), _mm512_set1_epi8(0x7f));
+    } else {
+      static_assert(std::is_same_v<T, fp8e5m2>);
+      return _mm512_cmpgt_epu8_mask(magnitude(x), _mm512_set1_epi8(0x7c));
+    }
   }
 };
 

@@ -59,7 +59,7 @@ const KernelTable* avx512Bf16Table() {
   static const KernelTable table = [] {
     KernelTable t = *avx512Table();
     t.level = SimdLevel::kAvx512Bf16;
-    avx512_bf16::fillRow<bfloat16>(t.kernels[static_cast<int>(Type::kBfloat16)]);
+    avx512_bf16::fillRow<avx512_bf16::Codec<bfloat16>>(t.kernels[static_cast<int>(Type::kBfloat16)]);
     return t;
   }();
   return &table;
