@@ -148,16 +148,23 @@ Status socketConnect(const SocketAddress& to, Deadline deadline, const AbortFlag
   }
 }
 
-Status socketAccept(StreamListener& listener, Deadline deadline, const AbortFlag* abort, Stream* out,
-                    SocketAddress* from) {
+Status socketAcceptWithin(StreamListener& listener, Deadline deadline, const AbortFlag* abort, Stream* out,
+                          SocketAddress* from) {
   while (true) {
     BRAID_CHECK(listener.accept(out, from));
     if (*out) return okStatus();
     if (aborted(abort)) return abortedError("waiting for a connection");
-    if (deadline.expired()) return timeoutError("waiting for a connection");
+    if (deadline.expired()) return okStatus();
     bool ready = false;
     BRAID_CHECK(pollOnce(listener.pollFd(), POLLIN, deadline.remainingMs(), &ready));
   }
+}
+
+Status socketAccept(StreamListener& listener, Deadline deadline, const AbortFlag* abort, Stream* out,
+                    SocketAddress* from) {
+  BRAID_CHECK(socketAcceptWithin(listener, deadline, abort, out, from));
+  if (!*out) return timeoutError("waiting for a connection");
+  return okStatus();
 }
 
 std::string peerGoneHint(int err, const char* who) {

@@ -31,9 +31,14 @@ Status socketConnect(const SocketAddress& to, Deadline deadline, const AbortFlag
 Status startClientStream(UniqueFd fd, const StreamSecurity& security, Deadline deadline, const AbortFlag* abort,
                          const std::string& peer, Stream* out);
 
-// Waits for one connection on `listener`.
+// Waits for one connection on `listener`; none by the deadline is an error (a WARN): for
+// callers that need one.
 Status socketAccept(StreamListener& listener, Deadline deadline, const AbortFlag* abort, Stream* out,
                     SocketAddress* from);
+// The same for servers that wait in slices and go round again (to notice a stop flag):
+// none by the deadline is no error, *out is left empty, and nothing is logged.
+Status socketAcceptWithin(StreamListener& listener, Deadline deadline, const AbortFlag* abort, Stream* out,
+                          SocketAddress* from);
 
 Status socketSendAll(ByteStream& stream, const void* data, size_t bytes, Deadline deadline, const AbortFlag* abort,
                      const std::string& peer);

@@ -68,7 +68,7 @@ void ReachabilityProbe::serve() {
       if (!(fds[k].revents & POLLIN)) continue;
       Stream conn;
       SocketAddress from;
-      if (!socketAccept(listeners_[k], Deadline::afterMs(200), &stop_, &conn, &from).ok()) continue;
+      if (!socketAcceptWithin(listeners_[k], Deadline::afterMs(200), &stop_, &conn, &from).ok() || !conn) continue;
       // A prober sends its hello at once; one that does not (a port scanner) costs at most
       // a second of this thread.
       Hello in;
