@@ -3,7 +3,10 @@
 // options can choose the sizes).
 #pragma once
 
+#include <benchmark/benchmark.h>
+
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace braid::bench {
@@ -13,6 +16,8 @@ struct MicroOptions {
   // default keeps one in-cache and one out-of-cache size of the ~130 type x op x alignment
   // cases, so that a default run stays short. memcpy always runs the whole sweep.
   bool full = false;
+  // --braid_narrow: only the narrow/ family (narrow_bench.cc), with its summary table.
+  bool narrow = false;
 };
 
 // Buffer sizes in bytes of the reduction benchmarks.
@@ -29,5 +34,8 @@ void registerShmFifoBenchmarks(const MicroOptions& options);
 void registerSocketBenchmarks(const MicroOptions& options);
 void registerTcpStreamBenchmarks(const MicroOptions& options);
 void registerPlanBenchmarks(const MicroOptions& options);
+void registerNarrowBenchmarks(const MicroOptions& options);
+// The console reporter plus narrow_bench.cc's table at the end.
+std::unique_ptr<benchmark::BenchmarkReporter> makeNarrowSummaryReporter();
 
 }  // namespace braid::bench

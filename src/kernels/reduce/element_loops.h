@@ -20,6 +20,10 @@
 // elements; a single host thread runs the host loops below. The forms without `exec` are
 // the host loops alone, for host-only callers.
 //
+// On the host, half, bfloat16 and fp8 go to the run-time chosen vector kernels of
+// narrow_simd.h (AVX-512, AVX2 + F16C), which give the same bits as these loops; the loops
+// below run for them only where there are none.
+//
 // The host loops are written for GCC's auto-vectoriser (build the translation units that
 // instantiate them with -O3; at -O2 GCC 12 vectorises nothing whose trip count is
 // unknown): the runtime flags are turned into template arguments before the loop, the
@@ -33,9 +37,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/common/device_macros.h"
 #include "kernels/reduce/functors.h"
+#include "kernels/reduce/narrow_simd.h"
 #include "kernels/reduce/team_loops.h"
 
 namespace braid {
@@ -43,6 +49,49 @@ namespace braid {
 namespace loops_detail {
 
 #if !BRAID_DEVICE_PASS
+
+// Half, bfloat16 and fp8 with Braid's own functors go to the vector kernels of
+// narrow_simd.h when the CPU has them: GCC vectorises the scalar loops below for these
+// types too, but the conversions to and from float, done in integer steps on the
+// baseline instruction set, keep them far below memory speed.
+template <typename T, typename Fn>
+constexpr bool kHasNarrowKernel =
+    TypeInfo<T>::kIsNarrowFloat && !Fn::kHasPostOp && std::is_same_v<Fn, FuncOf<Fn::kKind, T>>;
+
+template <typename T>
+constexpr narrow_simd::Type narrowSimdType() {
+  if constexpr (std::is_same_v<T, half>) {
+    return narrow_simd::Type::kHalf;
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    return narrow_simd::Type::kBfloat16;
+  } else if constexpr (std::is_same_v<T, fp8e4m3>) {
+    return narrow_simd::Type::kFp8e4m3;
+  } else {
+    static_assert(std::is_same_v<T, fp8e5m2>);
+    return narrow_simd::Type::kFp8e5m2;
+  }
+}
+
+static_assert(static_cast<int>(RedOpKind::Sum) == 0 && static_cast<int>(RedOpKind::Prod) == 1 &&
+                  static_cast<int>(RedOpKind::Max) == 2 && static_cast<int>(RedOpKind::Min) == 3 &&
+                  static_cast<int>(RedOpKind::PreMulSum) == 4,
+              "narrow_simd's tables are indexed by RedOpKind");
+
+// Runs the vector kernel of the active level; false when there is none (the caller runs
+// the scalar loop).
+template <typename T, typename Fn>
+bool runNarrowKernel(const Fn& fn, T* dst0, T* dst1, const T* const* srcs, int nSrcs, uint32_t preMask, size_t n) {
+  const narrow_simd::Kernel kernel = narrow_simd::activeKernel(narrowSimdType<T>(), static_cast<int>(Fn::kKind));
+  if (kernel == nullptr) return false;
+  narrow_simd::Call call{dst0, dst1, {}, nSrcs, preMask, 0u, n};
+  for (int k = 0; k < nSrcs; ++k) call.srcs[k] = srcs[k];
+  if constexpr (Fn::kKind == RedOpKind::PreMulSum) {
+    const T scalar = fn.scalar();
+    memcpy(&call.scalarBits, &scalar, sizeof(T));
+  }
+  kernel(call);
+  return true;
+}
 
 template <bool kApply, typename T, typename Fn>
 BRAID_FORCE_INLINE T maybePre(const Fn& fn, T x) {
@@ -85,6 +134,9 @@ void copyHost(const Fn& fn, T* dst0, T* dst1, const T* src, size_t n, bool apply
     if (dst0 != src) memcpy(dst0, src, n * sizeof(T));
     if (dst1 != nullptr) memcpy(dst1, src, n * sizeof(T));
     return;
+  }
+  if constexpr (kHasNarrowKernel<T, Fn>) {
+    if (runNarrowKernel(fn, dst0, dst1, &src, 1, 1u, n)) return;  // the pre-op (no type has a post-op)
   }
   if constexpr (Fn::kHasPreOp && Fn::kHasPostOp) {
     if (pre && post) return copyDispatchTwo<true, true>(fn, dst0, dst1, src, n);
@@ -145,6 +197,9 @@ void reduceHost(const Fn& fn, T* dst0, T* dst1, const T* const* srcs, int nSrcs,
   if (n == 0) return;
   const uint32_t mask = Fn::kHasPreOp ? preMask & ((1u << nSrcs) - 1) : 0u;
   const bool post = Fn::kHasPostOp && applyPost;
+  if constexpr (kHasNarrowKernel<T, Fn>) {
+    if (nSrcs >= 2 && nSrcs <= 4 && runNarrowKernel(fn, dst0, dst1, srcs, nSrcs, mask, n)) return;
+  }
   switch (nSrcs) {
     case 1:
       return copyHost(fn, dst0, dst1, srcs[0], n, (mask & 1u) != 0, post);
