@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Puts Braid's all-reduce next to an MPI's (Open MPI from Debian's openmpi-bin) in one run,
-# on this host over shared memory: float sum, out of place, the same sizes and iteration
-# counts, each measured REPEAT times alternately, best busbw kept (the machines here are
-# shared and noisy). Prints size, MPI busbw, Braid busbw and their ratio.
-#   scripts/compare-mpi.sh [RANKS=2] [MINBYTES=1M] [MAXBYTES=256M] [REPEAT=3]
+# Puts Braid's all-reduce next to an MPI's (Open MPI from Debian's openmpi-bin) and Gloo's
+# (torch.distributed, from the project's venv) in one run, on this host over shared memory:
+# float sum, the same sizes and iteration counts, each program run REPEAT times in turn
+# (MPI, Gloo, Braid, MPI, ...), the best of each kept (the machines here are shared and
+# noisy). Prints, per size, the time at the smallest size and busbw elsewhere for the three,
+# Braid's ratio to each (Braid's speed / theirs: above 1, Braid is faster), and the
+# single-thread memcpy rate measured in the same run (what a copy of one buffer costs).
+#   scripts/compare-mpi.sh [RANKS=2] [MINBYTES=8] [MAXBYTES=256M] [REPEAT=3]
+# Gloo is left out (with a note) when the venv has no torch: bash scripts/python-venv.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Sizes may carry K, M or G (as all_reduce_perf's do); the MPI program wants plain bytes.
@@ -16,23 +20,67 @@ bytes() {
   esac
 }
 ranks=${1:-2}
-minb=$(bytes "${2:-1M}")
+minb=$(bytes "${2:-8}")
 maxb=$(bytes "${3:-256M}")
 repeat=${4:-3}
-command -v mpicc >/dev/null || { echo "compare-mpi: needs mpicc and mpirun (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 1; }
+iters=${BRAID_COMPARE_ITERS:-20}
+# Open MPI's compiler wrapper and headers (install-deps.sh installs only the runtime, for
+# the cluster tests): installed here when missing and this is root on Debian.
+if ! { command -v mpicc >/dev/null && echo '#include <mpi.h>' | mpicc -x c -fsyntax-only - 2>/dev/null; }; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    echo "# installing Open MPI's headers (libopenmpi-dev)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev >/dev/null
+  else
+    echo "compare-mpi: needs mpicc, mpi.h and mpirun (apt-get install openmpi-bin libopenmpi-dev)" >&2
+    exit 1
+  fi
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 "$root/bench/compare/mpi_all_reduce.c" -o "$work/mpi_all_reduce"
-[ -x "$root/build/bench/all_reduce_perf" ] || BRAID_TARGETS="nccl braidrun all_reduce_perf" bash "$root/scripts/build.sh" "$root/build"
+[ -x "$root/build/bench/all_reduce_perf" ] && [ -x "$root/build/bench/micro/braid_micro_bench" ] ||
+  BRAID_TARGETS="nccl braidrun all_reduce_perf braid_micro_bench" bash "$root/scripts/build.sh" "$root/build"
+venv_python="${BRAID_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/braid/venv}/bin/python"
+gloo=0
+if [ -x "$venv_python" ] && "$venv_python" -c 'import torch.distributed' 2>/dev/null; then
+  gloo=1
+else
+  echo "# Gloo left out: no torch in $venv_python (bash scripts/python-venv.sh)"
+fi
 mpirun_flags=(--oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun_flags+=(--allow-run-as-root)
 for i in $(seq "$repeat"); do
-  mpirun "${mpirun_flags[@]}" -np "$ranks" "$work/mpi_all_reduce" "$minb" "$maxb" 20 >> "$work/mpi.txt"
+  mpirun "${mpirun_flags[@]}" -np "$ranks" "$work/mpi_all_reduce" "$minb" "$maxb" "$iters" >> "$work/mpi.txt"
+  if [ "$gloo" = 1 ]; then
+    OMP_NUM_THREADS=1 "$venv_python" -m torch.distributed.run --standalone --nproc_per_node "$ranks" \
+      "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" 2>/dev/null >> "$work/gloo.txt"
+  fi
   "$root/build/tools/braidrun/braidrun" -n "$ranks" --no-prefix "$root/build/bench/all_reduce_perf" \
-    -b "$minb" -e "$maxb" -f 4 -n 20 -w 2 -c 0 | awk '/^ +[0-9]/ {print $1, $8}' >> "$work/braid.txt"
+    -b "$minb" -e "$maxb" -f 4 -n "$iters" -w 2 -c 0 | awk '/^ +[0-9]/ {print $1, $6, $8}' >> "$work/braid.txt"
 done
-echo "# $ranks ranks, float sum all-reduce, best busbw (GB/s) of $repeat runs each"
-printf "%12s %10s %10s %8s\n" bytes mpi braid ratio
-awk 'NR==FNR { if ($3 > m[$1]) m[$1] = $3; next } { if ($2 > b[$1]) b[$1] = $2 }
-     END { for (s in b) printf "%12d %10.2f %10.2f %8.2f\n", s, m[s], b[s], (m[s] > 0 ? b[s] / m[s] : 0) }' \
-  "$work/mpi.txt" "$work/braid.txt" | sort -n
+# Single-thread memcpy of the largest size (GB/s), on the same machine in the same run.
+memcpy_gbs=$("$root/build/bench/micro/braid_micro_bench" --benchmark_filter="^memcpy/aligned/$maxb\$" \
+  --benchmark_format=csv 2>/dev/null |
+  awk -F, '/^name,/ { for (i = 1; i <= NF; i++) if ($i == "bytes_per_second") col = i } /memcpy/ && col { v = $col } END { print v }')
+echo "# $ranks ranks, float sum all-reduce, best of $repeat runs each; time (us) at $minb bytes, busbw (GB/s) above"
+echo "# ratio: Braid's speed / theirs (> 1: Braid faster)"
+[ "$gloo" = 1 ] || : > "$work/gloo.txt"
+# Each file: bytes time busbw. Keep the best: the smallest time, the largest busbw.
+printf "%12s %10s %10s %10s %10s %10s\n" bytes mpi gloo braid "vs mpi" "vs gloo"
+awk -v first="$minb" -v gloo="$gloo" '
+  FILENAME ~ /mpi/   { f = "m" } FILENAME ~ /gloo/ { f = "g" } FILENAME ~ /braid/ { f = "b" }
+  { s = $1; t = $2; bw = $3; sizes[s] = 1
+    if (!((f, s) in T) || t < T[f, s]) T[f, s] = t
+    if (!((f, s) in B) || bw > B[f, s]) B[f, s] = bw }
+  END {
+    for (s in sizes) {
+      small = (s + 0 == first + 0)
+      m = small ? T["m", s] : B["m", s]; g = small ? T["g", s] : B["g", s]; b = small ? T["b", s] : B["b", s]
+      rm = small ? (b > 0 ? m / b : 0) : (m > 0 ? b / m : 0)
+      rg = gloo ? (small ? (b > 0 ? g / b : 0) : (g > 0 ? b / g : 0)) : 0
+      printf "%12d %10.2f %10s %10.2f %10.3g %10s\n", s, m, gloo ? sprintf("%.2f", g) : "-", b, rm,
+             gloo ? sprintf("%.3g", rg) : "-"
+    }
+  }' "$work/mpi.txt" "$work/gloo.txt" "$work/braid.txt" | sort -n
+[ -n "$memcpy_gbs" ] && awk -v v="$memcpy_gbs" -v s="$maxb" 'BEGIN { printf "# memcpy, one thread, %d bytes: %.1f GB/s\n", s, v / 1e9 }'
+exit 0

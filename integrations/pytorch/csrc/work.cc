@@ -1,10 +1,38 @@
 #include "work.h"
 
+#include <Python.h>
 #include <cxxabi.h>
 
 #include <utility>
 
 namespace braid::torch_ext {
+
+namespace {
+
+// Whether the interpreter is finalizing (callable without the GIL).
+bool pythonFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+// Drops objects that may hold the last references to tensors whose Python objects C++ now
+// owns: dropping such a tensor takes the GIL, and a thread that asks for the GIL while
+// Python finalizes is ended with pthread_exit — inside a destructor, which terminates the
+// process ("terminate called without an active exception" at exit). While Python
+// finalizes they are left allocated instead: the process is ending.
+template <class T>
+void dropUnlessFinalizing(T& objects) {
+  if (pythonFinalizing()) {
+    new T(std::move(objects));  // leaked on purpose
+    return;
+  }
+  T gone = std::move(objects);
+}
+
+}  // namespace
 
 BraidWork::BraidWork(int rank, c10d::OpType type, const char* profilingTitle, std::vector<at::Tensor> outputs)
     : c10d::Work(rank, type, profilingTitle),
@@ -135,14 +163,25 @@ void WorkQueue::loop() {
     } catch (...) {
       error = std::current_exception();
     }
+    // The closure goes before its works complete: until then the caller waits and its own
+    // references keep the tensors alive, so this drops no last reference; afterwards Python
+    // may be finalizing already (see dropUnlessFinalizing).
+    dropUnlessFinalizing(run);
     std::vector<c10::intrusive_ptr<BraidWork>> works;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (abandoned_) return;              // the queue's owner is gone
       works = std::move(running_->works);  // empty when failAll completed them already
-      running_.reset();
     }
     completeAll(works, error);
+    // This thread's references to the works (and their output tensors) go before the item
+    // counts as finished: drain() — braid_torch's atexit handler, before Python finalizes
+    // — then returns only once nothing here can need the GIL any more.
+    dropUnlessFinalizing(works);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_.reset();
+    }
     idle_.notify_all();
   }
 }

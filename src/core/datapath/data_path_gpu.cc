@@ -33,11 +33,6 @@ constexpr double kDestroyReportSeconds = 30;
 }  // namespace
 
 Status DataPath::initGpu() {
-  CudaIpcConfig ipc;
-  ipc.sizes = settings_.fifo;
-  ipc.cudaDev = comm_.cudaDev;
-  ipc.busId = comm_.bootstrap->peers()[static_cast<size_t>(comm_.rank)].busId;
-  BRAID_CHECK(createCudaIpcTransport(ipc, &p2p_));
   if (settings_.singleCopy) {
     BRAID_INFO(kLogInit | kLogShm,
                "SHM : GPU mode keeps FIFOs in host memory mapped for the GPU; single copy (process_vm_readv, "
@@ -47,7 +42,7 @@ Status DataPath::initGpu() {
   return okStatus();
 }
 
-Status DataPath::orderRanksForGpus() {
+Status DataPath::orderRanksForGpus(std::vector<RankLayout>* pathLayouts) {
   // This rank's place in each channel's searched ring of its host (-1: none, and why).
   int nChannels = settings_.maxChannels;
   std::vector<int> mine(static_cast<size_t>(nChannels), -1);
@@ -74,7 +69,7 @@ Status DataPath::orderRanksForGpus() {
   BRAID_CHECK(comm_.bootstrap->allGather(exchanged.data(), sizeof(int32_t) * static_cast<size_t>(nChannels)));
   std::vector<int> positions(exchanged.begin(), exchanged.end());
   std::vector<std::string> notes;
-  pathLayouts_ = orderRanksByChannel(comm_.layout, positions, nChannels, comm_.rank, &notes);
+  *pathLayouts = orderRanksByChannel(comm_.layout, positions, nChannels, comm_.rank, &notes);
   if (mine.front() < 0)
     BRAID_INFO(kLogInit | kLogGraph, "GPU ring order: this rank's GPU has no place (%s)", why.c_str());
   if (comm_.rank == 0) {
@@ -85,7 +80,7 @@ Status DataPath::orderRanksForGpus() {
 
 void DataPath::failAsync(Status failure) {
   LogRankScope scope(comm_.rank);
-  if (Proxy* proxy = proxyForExecutor_.load()) {
+  if (Proxy* proxy = connections_->proxyForThreads()) {
     Status proxyStatus = proxy->status();
     if (!proxyStatus.ok()) failure = proxyStatus;  // the root cause, not the waits it aborted
   }

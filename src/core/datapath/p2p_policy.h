@@ -11,7 +11,7 @@
 //  - when this process sees both devices, CUDA must report peer access both ways
 //    (cudaDeviceCanAccessPeer); when it sees only one, the path type decides, as in NCCL;
 //  - CUDA IPC must work on this platform (it does not under WSL).
-// Everything here is pure; core/datapath/data_path_connect.cc gathers the inputs.
+// Everything here is pure; core/datapath/p2p_agreement.cc gathers the inputs.
 #pragma once
 
 #include <string>

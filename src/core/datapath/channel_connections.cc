@@ -1,17 +1,15 @@
-// DataPath's connections: rings, trees and p2p pairs, made on first use, each with the
-// transport the pair of ranks can use, and logged as NCCL logs them.
+#include "core/datapath/channel_connections.h"
+
 #include <algorithm>
 #include <set>
 
 #include "bootstrap/bootstrap_interface.h"
 #include "core/config/ib_settings.h"
-#include "core/config/params.h"
-#include "core/datapath/data_path.h"
 #include "planning/tree.h"
 #include "transport/connection_setup.h"
+#include "transport/cuda_ipc/cuda_ipc_transport.h"
 #include "transport/net/net_transport.h"
 #include "transport/shm/shm_transport.h"
-#include "util/byte_codec.h"
 #include "util/format.h"
 #include "util/log.h"
 
@@ -33,12 +31,44 @@ void logConnection(const Comm& comm, int channel, const char* what, int to, cons
 
 }  // namespace
 
+ChannelConnections::ChannelConnections(Comm& comm, const DataPathSettings& settings, RankTopology& topology,
+                                       const CpuSet& workerCpus, std::vector<RankLayout> pathLayouts)
+    : comm_(comm),
+      settings_(settings),
+      topology_(topology),
+      workerCpus_(workerCpus),
+      pathLayouts_(std::move(pathLayouts)) {}
+
+Status ChannelConnections::create(Comm& comm, const DataPathSettings& settings, RankTopology& topology,
+                                  const CpuSet& workerCpus, std::vector<RankLayout> pathLayouts,
+                                  std::unique_ptr<ChannelConnections>* out) {
+  std::unique_ptr<ChannelConnections> c(
+      new ChannelConnections(comm, settings, topology, workerCpus, std::move(pathLayouts)));
+  for (const RankLayout& layout : c->pathLayouts_) {
+    c->ringOrders_.push_back(buildRingOrder(layout));
+    c->ringPositions_.push_back(ringPosition(c->ringOrders_.back(), comm.rank));
+  }
+  c->channels_.resize(c->pathLayouts_.size());
+  c->shm_ = std::make_unique<ShmTransport>(settings.fifo, settings.singleCopy, comm.cudaDev);
+  if (comm.cudaDev >= 0) {
+    CudaIpcConfig ipc;
+    ipc.sizes = settings.fifo;
+    ipc.cudaDev = comm.cudaDev;
+    ipc.busId = comm.bootstrap->peers()[static_cast<size_t>(comm.rank)].busId;
+    BRAID_CHECK(createCudaIpcTransport(ipc, &c->p2p_));
+  }
+  *out = std::move(c);
+  return okStatus();
+}
+
+ChannelConnections::~ChannelConnections() { close(false, 0); }
+
 // Host mode: shared memory within a host (unless NCCL_SHM_DISABLE), the network between
 // hosts. GPU mode adds CUDA IPC between GPUs of one host where p2pDecision allows it; the
 // others of the host keep shared memory (host-pinned FIFOs). Both ends of a connection
 // reach the same choice: it depends only on agreed settings and on what both see of
 // their common host.
-Transport* DataPath::transportFor(int peer) {
+Transport* ChannelConnections::transportFor(int peer) {
   const auto& peers = comm_.bootstrap->peers();
   bool sameHost = peers[static_cast<size_t>(peer)].hostHash == peers[static_cast<size_t>(comm_.rank)].hostHash;
   if (!sameHost) return net_.get();
@@ -48,115 +78,7 @@ Transport* DataPath::transportFor(int peer) {
   return net_.get();
 }
 
-namespace {
-
-constexpr uint32_t kP2pAgreementTag = 0x50325041u;  // "P2PA", one message per pair and direction
-constexpr size_t kMaxReasonBytes = 1024;
-
-bool p2pApplies(const Comm& comm, int peer) {
-  const auto& peers = comm.bootstrap->peers();
-  const PeerInfo& me = peers[static_cast<size_t>(comm.rank)];
-  const PeerInfo& other = peers[static_cast<size_t>(peer)];
-  return comm.cudaDev >= 0 && other.cudaDev >= 0 && other.hostHash == me.hostHash && peer != comm.rank;
-}
-
-}  // namespace
-
-const P2pDecision* DataPath::p2pDecision(int peer) const {
-  auto known = p2pDecisions_.find(peer);
-  return known == p2pDecisions_.end() ? nullptr : &known->second;
-}
-
-P2pDecision DataPath::localP2pDecision(int peer) {
-  const auto& peers = comm_.bootstrap->peers();
-  const PeerInfo& me = peers[static_cast<size_t>(comm_.rank)];
-  const PeerInfo& other = peers[static_cast<size_t>(peer)];
-  P2pInputs in;
-  in.p2pDisable = settings_.p2pDisable;
-  in.userLevel = settings_.p2pLevel;
-  in.sameGpu = normalizeBusId(me.busId) == normalizeBusId(other.busId);
-  const TopoGraph* graph = nullptr;
-  const TopoPaths* paths = nullptr;
-  std::string why;
-  if (topology_->graphAndPaths(&graph, &paths, &why)) {
-    std::set<std::string> localGpus;  // of this communicator on this host
-    for (const PeerInfo& info : peers) {
-      if (info.hostHash == me.hostHash && info.cudaDev >= 0) localGpus.insert(normalizeBusId(info.busId));
-    }
-    in.defaultLevel = defaultP2pLevel(*graph, static_cast<int>(localGpus.size()));
-    in.pathKnown = gpuPathByBusId(*graph, *paths, me.busId, other.busId, &in.path);
-    if (!in.pathKnown) in.topologyNote = "the topology (" + graph->source + ") does not show both GPUs";
-  } else {
-    in.topologyNote = why;
-  }
-  P2pDecision decision = decideP2p(in);
-  if (decision.useP2p) {
-    // The settings and the topology allow it: ask CUDA (only now, since this may probe).
-    CudaPeerQuery query = queryCudaPeerAccess(comm_.cudaDev, me.busId, other.busId);
-    in.cudaPeer = query.access;
-    in.cudaDetail = query.detail;
-    in.ipcSupported = cudaIpcSupported(comm_.cudaDev, &in.ipcDetail);
-    decision = decideP2p(in);
-  }
-  return decision;
-}
-
-Status DataPath::agreeOnP2p(const std::vector<int>& peers) {
-  std::vector<int> pending;
-  for (int peer : peers) {
-    if (peer < 0 || !p2pApplies(comm_, peer) || p2pDecisions_.count(peer)) continue;
-    if (std::find(pending.begin(), pending.end(), peer) == pending.end()) pending.push_back(peer);
-  }
-  if (pending.empty()) return okStatus();
-  // Every view goes out before any is awaited: no rank waits on one that is waiting too.
-  std::vector<P2pDecision> mine;
-  for (int peer : pending) {
-    mine.push_back(localP2pDecision(peer));
-    ByteWriter w;
-    w.u8(mine.back().useP2p ? 1 : 0);
-    w.str(mine.back().reason.substr(0, kMaxReasonBytes));
-    std::vector<uint8_t> message = w.take();
-    BRAID_CHECK(comm_.bootstrap->send(peer, kP2pAgreementTag, message.data(), message.size()));
-  }
-  const auto& infos = comm_.bootstrap->peers();
-  for (size_t i = 0; i < pending.size(); ++i) {
-    int peer = pending[i];
-    std::vector<uint8_t> message;
-    Status received = comm_.bootstrap->recv(peer, kP2pAgreementTag, &message);
-    if (!received.ok()) {
-      return received.addContext(
-          strFormat("agreeing with rank %d on P2P between their GPUs: did it reach the same "
-                    "collective or the matching ncclSend/ncclRecv?",
-                    peer));
-    }
-    ByteReader r(message);
-    uint8_t theirs = 0;
-    std::string theirReason;
-    if (!r.u8(&theirs) || !r.str(&theirReason, kMaxReasonBytes) || !r.finished()) {
-      return BRAID_ERROR(ncclInternalError, "rank %d sent a malformed P2P agreement", peer);
-    }
-    P2pDecision decision = mine[i];
-    if (decision.useP2p && !theirs) {
-      decision.useP2p = false;
-      decision.reason = strFormat("rank %d cannot: %s", peer, theirReason.c_str());
-    }
-    BRAID_INFO(kLogInit | kLogP2p, "P2P between rank %d (GPU %s) and rank %d (GPU %s): %s (%s)", comm_.rank,
-               infos[static_cast<size_t>(comm_.rank)].busId.c_str(), peer,
-               infos[static_cast<size_t>(peer)].busId.c_str(), decision.useP2p ? "yes" : "no", decision.reason.c_str());
-    p2pDecisions_.emplace(peer, std::move(decision));
-  }
-  return okStatus();
-}
-
-std::string DataPath::connectionNote(int peer) {
-  const P2pDecision* p2p = p2pDecision(peer);
-  if (!p2p || p2p->useP2p) return std::string();
-  return " (P2P not used: " + p2p->reason + ")";
-}
-
-const char* DataPath::netName() const { return netBackend_ ? netBackend_->name() : nullptr; }
-
-Status DataPath::ensureNetBackend() {
+Status ChannelConnections::ensureNetBackend() {
   if (netBackend_) return okStatus();
   NetBackendSettings net;
   net.netName = settings_.netName;
@@ -168,31 +90,37 @@ Status DataPath::ensureNetBackend() {
   net.security = comm_.bootstrap->security();
   net.helperCpus = workerCpus_;
   net.choose = [this](const std::vector<NicCandidate>& candidates, const std::string& pinnedBy, bool single) {
-    return topology_->chooseNics(candidates, pinnedBy, single).use;
+    return topology_.chooseNics(candidates, pinnedBy, single).use;
   };
   return chooseNetBackend(net, &netBackend_);
 }
 
-Status DataPath::ensureNet() {
+Status ChannelConnections::ensureNet() {
   if (net_) return okStatus();
   bool needed = settings_.shmDisable || comm_.layout.nNodes > 1;
   if (!needed) return okStatus();
   BRAID_CHECK(ensureNetBackend());
   proxy_ = std::make_unique<Proxy>([this] { comm_.health.abort(); }, comm_.rank, workerCpus_);
-  proxyForExecutor_.store(proxy_.get());
+  proxyForThreads_.store(proxy_.get());
   net_ = std::make_unique<NetTransport>(netBackend_.get(), proxy_.get(), settings_.fifo, comm_.bootstrap->timeoutSec(),
                                         comm_.health.abortFlag(), comm_.cudaDev);
   BRAID_INFO(kLogInit | kLogNet, "Using network %s", netBackend_->name());
   return okStatus();
 }
 
-Status DataPath::netBackendForRma(NetBackend** out) {
+Status ChannelConnections::netBackendForRma(NetBackend** out) {
   BRAID_CHECK(ensureNetBackend());
   *out = netBackend_.get();
   return okStatus();
 }
 
-Status DataPath::connectRings(int nChannels) {
+Status ChannelConnections::connect(const ChannelNeeds& needs, const std::vector<P2pWork>& p2ps) {
+  BRAID_CHECK(connectRings(needs.ringChannels));
+  BRAID_CHECK(connectTrees(needs.treeChannels));
+  return connectP2p(p2ps);
+}
+
+Status ChannelConnections::connectRings(int nChannels) {
   std::vector<ConnectionJob> jobs;
   std::vector<int> fresh;
   for (int c = 0; c < nChannels; ++c) {
@@ -227,7 +155,7 @@ Status DataPath::connectRings(int nChannels) {
   return okStatus();
 }
 
-Status DataPath::connectTrees(int nChannels) {
+Status ChannelConnections::connectTrees(int nChannels) {
   std::vector<ConnectionJob> jobs;
   std::vector<int> fresh;
   for (int c = 0; c < nChannels; ++c) {
@@ -265,15 +193,15 @@ Status DataPath::connectTrees(int nChannels) {
   return okStatus();
 }
 
-Status DataPath::connectP2p(const std::vector<P2pTask>& p2ps) {
+Status ChannelConnections::connectP2p(const std::vector<P2pWork>& p2ps) {
   std::vector<ConnectionJob> jobs;
   std::set<std::pair<int, bool>> planned;  // (peer, isSend) added to this batch
   std::vector<int> peers;
-  for (const P2pTask& p2p : p2ps) peers.push_back(p2p.peer);
+  for (const P2pWork& p2p : p2ps) peers.push_back(p2p.peer);
   BRAID_CHECK(agreeOnP2p(peers));
-  for (const P2pTask& p2p : p2ps) {
+  for (const P2pWork& p2p : p2ps) {
     if (p2p.peer == comm_.rank) continue;
-    int c = planner_->p2pChannel(p2p.peer);
+    int c = p2p.channel;
     Channel& ch = channels_[static_cast<size_t>(c)];
     auto& table = p2p.isSend ? ch.p2pSend : ch.p2pRecv;
     if (table.count(p2p.peer) || !planned.insert({p2p.peer, p2p.isSend}).second) continue;
@@ -300,6 +228,108 @@ Status DataPath::connectP2p(const std::vector<P2pTask>& p2ps) {
     }
   }
   return okStatus();
+}
+
+Status ChannelConnections::prepare(Executor& executor, const ChannelNeeds& needs) {
+  for (int c = 0; c < std::max(needs.ringChannels, needs.treeChannels); ++c) {
+    Channel& ch = channels_[static_cast<size_t>(c)];
+    bool ringNew = ch.ringConnected && !ch.ringPrepared;
+    bool treeNew = ch.treeConnected && !ch.treePrepared;
+    if (!ringNew && !treeNew) continue;
+    ChannelLinks links;
+    if (ch.ringConnected) {
+      links.ringSend = ch.ringSend.get();
+      links.ringRecv = ch.ringRecv.get();
+      links.ringIndex = ringPositions_[static_cast<size_t>(c)].index;
+      links.ringOrder = &ringOrders_[static_cast<size_t>(c)];
+      links.nranks = comm_.nranks;
+    }
+    if (ch.treeConnected) {
+      links.treeUpSend = ch.treeUpSend.get();
+      links.treeUpRecv = ch.treeUpRecv.get();
+      for (int k = 0; k < kMaxTreeChildren; ++k) {
+        links.treeDownSend[k] = ch.treeDownSend[k].get();
+        links.treeDownRecv[k] = ch.treeDownRecv[k].get();
+      }
+    }
+    BRAID_CHECK(executor.prepareChannel(c, links));
+    ch.ringPrepared = ch.ringConnected;
+    ch.treePrepared = ch.treeConnected;
+  }
+  return okStatus();
+}
+
+void ChannelConnections::attach(WorkBatch* batch) {
+  for (P2pWork& p : batch->p2ps) {
+    if (p.peer == comm_.rank) continue;
+    Channel& ch = channels_[static_cast<size_t>(p.channel)];
+    p.connector = (p.isSend ? ch.p2pSend : ch.p2pRecv).at(p.peer).get();
+  }
+}
+
+bool ChannelConnections::ready(const ChannelNeeds& needs, const std::vector<P2pWork>& p2ps) const {
+  for (int c = 0; c < std::max(needs.ringChannels, needs.treeChannels); ++c) {
+    const Channel& ch = channels_[static_cast<size_t>(c)];
+    if (c < needs.ringChannels && !ch.ringPrepared) return false;
+    if (c < needs.treeChannels && !ch.treePrepared) return false;
+  }
+  for (const P2pWork& p : p2ps) {
+    if (p.peer == comm_.rank) continue;
+    const Channel& ch = channels_[static_cast<size_t>(p.channel)];
+    if (!(p.isSend ? ch.p2pSend : ch.p2pRecv).count(p.peer)) return false;
+  }
+  return true;
+}
+
+void ChannelConnections::noteMemoryUse() {
+  const bool gpuMode = comm_.cudaDev >= 0;
+  uint64_t bytes = 0;
+  auto add = [&](const std::unique_ptr<Connector>& c) {
+    if (!c) return;
+    Connector::Footprint f = c->footprint();
+    bytes += gpuMode ? f.deviceBytes : f.hostBytes;
+  };
+  for (const Channel& ch : channels_) {
+    add(ch.ringSend);
+    add(ch.ringRecv);
+    add(ch.treeUpSend);
+    add(ch.treeUpRecv);
+    for (int k = 0; k < kMaxTreeChildren; ++k) {
+      add(ch.treeDownSend[k]);
+      add(ch.treeDownRecv[k]);
+    }
+    for (const auto& [peer, c] : ch.p2pSend) add(c);
+    for (const auto& [peer, c] : ch.p2pRecv) add(c);
+  }
+  releasableBytes_.store(bytes);
+}
+
+void ChannelConnections::close(bool drain, double drainSeconds) {
+  // Data of completed operations may still be on its way out: let it leave, then stop the
+  // proxy before the connectors it reads go.
+  if (proxy_ && drain) proxy_->drain(Deadline::afterSeconds(drainSeconds));
+  proxyForThreads_.store(nullptr);
+  proxy_.reset();
+  channels_.clear();
+  channels_.resize(pathLayouts_.size());
+  net_.reset();  // the connectors used the backend: it goes after them
+  netBackend_.reset();
+  releasableBytes_.store(0);
+}
+
+void ChannelConnections::release(double drainSeconds) { close(true, drainSeconds); }
+
+void ChannelConnections::abandon() {
+  proxyForThreads_.store(nullptr);
+  proxy_.reset();  // its thread ends; the connections it moved stay
+  for (Channel& ch : channels_) {
+    (void)ch.ringSend.release(), (void)ch.ringRecv.release(), (void)ch.treeUpSend.release(),
+        (void)ch.treeUpRecv.release();
+    for (int k = 0; k < kMaxTreeChildren; ++k) (void)ch.treeDownSend[k].release(), (void)ch.treeDownRecv[k].release();
+    for (auto& [peer, c] : ch.p2pSend) (void)c.release();
+    for (auto& [peer, c] : ch.p2pRecv) (void)c.release();
+  }
+  (void)shm_.release(), (void)p2p_.release(), (void)net_.release(), (void)netBackend_.release();
 }
 
 }  // namespace braid
