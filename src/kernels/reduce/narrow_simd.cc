@@ -1,7 +1,8 @@
+#include "kernels/reduce/narrow_simd.h"
+
 #include <atomic>
 #include <mutex>
 
-#include "kernels/reduce/narrow_simd.h"
 #include "kernels/reduce/narrow_simd_table.h"
 #include "util/log.h"
 

@@ -12,9 +12,9 @@
 // this: when both operands of a sum or product are NaN, either one's payload may come out,
 // in the scalar code too (the compiler may commute the operands).
 //
-// This header only declares; the instruction-set code lives in narrow_simd_avx512.cc and
-// narrow_simd_avx2.cc (functions with target attributes: the rest of the library keeps the
-// baseline instruction set) and is never compiled for a GPU.
+// This header only declares; the instruction-set code lives in narrow_simd_avx512*.{h,cc}
+// and narrow_simd_avx2.cc (functions with target attributes: the rest of the library keeps
+// the baseline instruction set) and is never compiled for a GPU.
 #pragma once
 
 #include <cstddef>
