@@ -14,6 +14,7 @@
 #include <string>
 
 #include "child_process.h"
+#include "free_port.h"
 #include "nccl.h"
 
 namespace braid::test {
@@ -41,24 +42,6 @@ inline ncclUniqueId freshId() {
   ncclUniqueId id{};
   EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
   return id;
-}
-
-// A free TCP port below Linux's ephemeral range, so that no listener opened with port 0
-// (bootstrap roots, ranks) can take it between this call and its use.
-inline uint16_t freePort() {
-  static std::mt19937 random(std::random_device{}());
-  for (int attempt = 0; attempt < 500; ++attempt) {
-    uint16_t port = static_cast<uint16_t>(20000 + random() % 12000);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    addr.sin_port = htons(port);
-    bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    close(fd);
-    if (ok) return port;
-  }
-  return 0;
 }
 
 // In a child: report and fail when a call does not return what is expected.

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "bootstrap/launch/rendezvous.h"
+#include "free_port.h"
 #include "util/deadline.h"
 #include "util/log.h"
 #include "util/socket.h"
@@ -55,28 +56,23 @@ class WarnLogCapture {
   std::string path_;
 };
 
-// A port nothing listens on now (the kernel's choice for a listener just closed).
-uint16_t freePort() {
-  UniqueFd fd;
-  SocketAddress bound;
-  EXPECT_TRUE(socketListen(SocketAddress::ipv4Loopback(), &fd, &bound).ok());
-  return bound.port();
-}
-
 TEST(RendezvousLog, RanksThatAskLateMakeNoWarning) {
   WarnLogCapture log;
   RendezvousPoint point;
   point.host = "127.0.0.1";
-  point.port = freePort();
+  point.port = test::freePort();
+  ASSERT_NE(point.port, 0);
   ncclUniqueId id;
   for (size_t i = 0; i < sizeof(id.internal); ++i) id.internal[i] = static_cast<char>(i * 7 + 1);
   std::shared_ptr<RendezvousServer> server;
-  ASSERT_TRUE(RendezvousServer::start(point, "job-7", id, 30, plainSecurity(), &server).ok());
+  Status started = RendezvousServer::start(point, "job-7", id, 30, plainSecurity(), &server);
+  ASSERT_TRUE(started.ok()) << started.message();
   // Nobody asks for three of the server's accept slices: what a rank that starts late
   // looks like to rank 0. Only time passing shows it, so this test waits.
   std::this_thread::sleep_for(std::chrono::milliseconds(3 * kPollSliceMs));
   ncclUniqueId fetched;
-  ASSERT_TRUE(fetchUniqueIdTcp(point, "job-7", 1, 10, *plainSecurity(), &fetched).ok());
+  Status fetchedOk = fetchUniqueIdTcp(point, "job-7", 1, 10, *plainSecurity(), &fetched);
+  ASSERT_TRUE(fetchedOk.ok()) << fetchedOk.message();
   server->stop();
   EXPECT_EQ(std::memcmp(fetched.internal, id.internal, sizeof(id.internal)), 0);
   EXPECT_EQ(log.text().find("WARN"), std::string::npos) << log.text();
