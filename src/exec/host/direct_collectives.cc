@@ -1,14 +1,22 @@
 #include "exec/host/direct_collectives.h"
 
+#include <sched.h>
+
 namespace braid {
 
 bool arriveOnBoard(HostExec& exec, const BoardView& b, uint64_t op) {
+  // Where each peer ran when it published the operation before this one: its other line,
+  // which it writes again only after everyone, this rank included, has arrived at this one
+  // (so it is read before this rank publishes). Nothing is known before the first.
+  int peerCpus[kMaxDirectRanks];
+  for (int r = 0; r < b.nranks; ++r) peerCpus[r] = op > 0 ? b.line(r, op - 1)->cpu : -1;
   BoardLine* mine = b.line(b.rank, op);
+  mine->cpu = sched_getcpu();
   HostExec::publish(&mine->arrived, op + 1, &mine->waiters);
   for (int r = 0; r < b.nranks; ++r) {
     if (r == b.rank) continue;
     BoardLine* peer = b.line(r, op);
-    if (!exec.waitAtLeast(&peer->arrived, op + 1, &peer->waiters)) return false;
+    if (!exec.waitAtLeastBeside(&peer->arrived, op + 1, &peer->waiters, peerCpus[r])) return false;
   }
   return true;
 }

@@ -42,7 +42,9 @@ constexpr size_t kBoardInlineBytes = 112;
 struct BoardLine {
   alignas(kCacheLine) uint64_t arrived;  // operations published through this line
   uint32_t waiters;                      // ranks asleep on `arrived` (host futex)
-  uint32_t unused;
+  // The CPU the rank ran on when it published this line: a waiter that finds its peer's
+  // last CPU is its own gives the core up at once instead of spinning against it.
+  int32_t cpu;
   uint8_t data[kBoardInlineBytes];
 };
 static_assert(sizeof(BoardLine) == kCacheLine, "a board line is one cache line");
