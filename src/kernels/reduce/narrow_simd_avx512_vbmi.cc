@@ -62,15 +62,17 @@ constexpr int kAOrBAndC = ternaryLogic([](int a, int b, int c) { return a | (b &
 template <class T>
 constexpr int kScaleExponent = std::is_same_v<T, fp8e4m3> ? -8 : 0;
 
-// For each magnitude, the top two bytes of the (scaled) float it widens to.
-struct alignas(64) WidenTable {
+// Per magnitude: the top two bytes of the (scaled) float it widens to; and, for E5M2, the
+// magnitude that a rounded half's top byte stands for (itself, but infinity saturates).
+struct alignas(64) MagnitudeTables {
   uint8_t low[128];
   uint8_t high[128];
+  uint8_t saturated[128];
 };
 
 template <class T>
-WidenTable makeWidenTable() {
-  WidenTable table{};
+MagnitudeTables makeMagnitudeTables() {
+  MagnitudeTables table{};
   for (uint32_t magnitude = 0; magnitude < 128; ++magnitude) {
     const float f = toFloat(T{static_cast<uint8_t>(magnitude)});
     const float scaled = f == f ? std::ldexp(f, kScaleExponent<T>) : f;  // exact; NaNs as they are
@@ -78,19 +80,20 @@ WidenTable makeWidenTable() {
     memcpy(&bits, &scaled, sizeof(bits));
     table.low[magnitude] = static_cast<uint8_t>(bits >> 16);
     table.high[magnitude] = static_cast<uint8_t>(bits >> 24);
+    table.saturated[magnitude] = static_cast<uint8_t>(magnitude == 0x7c ? 0x7b : magnitude);
   }
   return table;
 }
 
-const WidenTable kE4m3Widen = makeWidenTable<fp8e4m3>();
-const WidenTable kE5m2Widen = makeWidenTable<fp8e5m2>();
+const MagnitudeTables kE4m3Tables = makeMagnitudeTables<fp8e4m3>();
+const MagnitudeTables kE5m2Tables = makeMagnitudeTables<fp8e5m2>();
 
 template <class T>
-const WidenTable& widenTable() {
+const MagnitudeTables& magnitudeTables() {
   if constexpr (std::is_same_v<T, fp8e4m3>) {
-    return kE4m3Widen;
+    return kE4m3Tables;
   } else {
-    return kE5m2Widen;
+    return kE5m2Tables;
   }
 }
 
@@ -134,7 +137,7 @@ struct Fp8Codec : avx512::Fp8Order<T> {
   };
 
   static BRAID_AVX512_VBMI_INLINE void widenInterleaved(__m512i x, __m512i& lower, __m512i& upper) {
-    const WidenTable& t = widenTable<T>();
+    const MagnitudeTables& t = magnitudeTables<T>();
     const __m512i high = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(load64(t.high), x, load64(t.high + 64)), x,
                                                    splat8(0x80), kAOrBAndC);
     const __m512i low = _mm512_permutex2var_epi8(load64(t.low), x, load64(t.low + 64));
@@ -187,14 +190,16 @@ struct Fp8Codec : avx512::Fp8Order<T> {
     if constexpr (std::is_same_v<T, fp8e5m2>) {
       // E5M2 is the half's top byte; rounding it up may carry into the exponent. A half
       // infinity (from a float beyond half's range) and a rounding up from 57344, E5M2's
-      // largest value, both end at 0x7c (infinity), and saturate to 0x7b. A half NaN keeps
-      // its top byte (quiet, with its top payload bits, as fromFloat), and NaNs here have a
-      // zero low byte (the tables' NaNs carry payload bits in E5M2's two bits only, and
-      // float operations keep or replace a payload whole), so they are never rounded.
+      // largest value, both end at 0x7c (infinity), which saturates to 0x7b (a lookup by
+      // magnitude, the sign put back). A half NaN keeps its top byte (quiet, with its top
+      // payload bits, as fromFloat), and NaNs here have a zero low byte (the tables' NaNs
+      // carry payload bits in E5M2's two bits only, and float operations keep or replace a
+      // payload whole), so they are never rounded.
       const __m512i top =
           roundToNearestEven(_mm512_permutex2var_epi8(h0, highBytes, h1), _mm512_permutex2var_epi8(h0, lowBytes, h1));
-      const __mmask64 infinite = _mm512_cmpeq_epi8_mask(_mm512_and_si512(top, splat8(0x7f)), splat8(0x7c));
-      return _mm512_mask_sub_epi8(top, infinite, top, splat8(1));
+      const MagnitudeTables& t = magnitudeTables<T>();
+      const __m512i magnitude = _mm512_permutex2var_epi8(load64(t.saturated), top, load64(t.saturated + 64));
+      return _mm512_ternarylogic_epi32(magnitude, top, splat8(0x80), kAOrBAndC);
     } else {
       static_assert(std::is_same_v<T, fp8e4m3>);
       // Shifted left by one bit, a half's top byte is E4M3's magnitude bits (8 of them, the
