@@ -56,11 +56,9 @@ BRAID_SIMD_INLINE __m128i packWords(__m256i v) {
 
 BRAID_SIMD_INLINE __m128i splat16(uint16_t x) { return _mm_set1_epi16(static_cast<short>(x)); }
 
-// The float rounded to a half's precision, to odd: truncated, the last bit set if inexact.
-BRAID_SIMD_INLINE __m128i halfRoundedToOdd(__m256 f) {
-  const __m128i truncated = _mm256_cvtps_ph(f, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __m128i inexact = wordMask(_mm256_cmp_ps(_mm256_cvtph_ps(truncated), f, _CMP_NEQ_UQ));
-  return _mm_or_si128(truncated, _mm_and_si128(inexact, splat16(1)));
+// Floats to halves, rounding to nearest even (as the instruction says, not MXCSR).
+BRAID_SIMD_INLINE __m128i floatToHalf(__m256 f) {
+  return _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
 // narrow_simd_avx512.h's halfToByteFormat on 8 lanes (the bytes in the low half).
@@ -125,9 +123,7 @@ struct Codec;
 template <>
 struct Codec<half> : WordCodec<half> {
   static BRAID_SIMD_INLINE Floats widen(Bits v) { return _mm256_cvtph_ps(v); }
-  static BRAID_SIMD_INLINE Bits narrow(Floats f) {
-    return _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
+  static BRAID_SIMD_INLINE Bits narrow(Floats f) { return floatToHalf(f); }
 };
 
 template <>
@@ -148,9 +144,10 @@ struct Codec<bfloat16> : WordCodec<bfloat16> {
 template <>
 struct Codec<fp8e5m2> : ByteCodec<fp8e5m2> {
   static BRAID_SIMD_INLINE Floats widen(Bits v) { return _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(v), 8)); }
-  static BRAID_SIMD_INLINE Bits narrow(Floats f) { return halfToByteFormat<8, 0x7b, 0x7e, true>(halfRoundedToOdd(f)); }
+  static BRAID_SIMD_INLINE Bits narrow(Floats f) { return halfToByteFormat<8, 0x7b, 0x7e, true>(floatToHalf(f)); }
 };
 
+// E4M3's Floats are its values times 2^-8, as in narrow_simd_avx512.h.
 template <>
 struct Codec<fp8e4m3> : ByteCodec<fp8e4m3> {
   static BRAID_SIMD_INLINE Floats widen(Bits v) {
@@ -159,12 +156,13 @@ struct Codec<fp8e4m3> : ByteCodec<fp8e4m3> {
     const __m128i sign = _mm_slli_epi16(_mm_and_si128(x, _mm_set1_epi16(0x80)), 8);
     const __m128i scaled = _mm_or_si128(_mm_slli_epi16(magnitude, 7), sign);
     const __m128i nan = _mm_cmpeq_epi16(magnitude, _mm_set1_epi16(0x7f));
-    const __m128i h = _mm_blendv_epi8(scaled, _mm_or_si128(sign, _mm_set1_epi16(0x7e00)), nan);
-    return _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.0f));
+    return _mm256_cvtph_ps(_mm_blendv_epi8(scaled, _mm_or_si128(sign, _mm_set1_epi16(0x7e00)), nan));
   }
-  static BRAID_SIMD_INLINE Bits narrow(Floats f) {
-    return halfToByteFormat<7, 0x7e, 0x7f, false>(halfRoundedToOdd(_mm256_mul_ps(f, _mm256_set1_ps(1.0f / 256))));
+  static BRAID_SIMD_INLINE Bits narrow(Floats f) { return halfToByteFormat<7, 0x7e, 0x7f, false>(floatToHalf(f)); }
+  static BRAID_SIMD_INLINE Floats mul(Floats a, Floats b) {
+    return _mm256_mul_ps(_mm256_mul_ps(a, b), _mm256_set1_ps(256.0f));
   }
+  static BRAID_SIMD_INLINE Floats broadcast(float x) { return _mm256_set1_ps(x / 256); }
 };
 
 }  // namespace braid::narrow_simd::BRAID_SIMD_NS

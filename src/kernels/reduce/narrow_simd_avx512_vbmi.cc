@@ -1,8 +1,8 @@
 // The AVX-512 VBMI level of narrow_simd.h: the avx512_bf16 level's kernels, except that the
 // fp8 sums, products and PreMulSum run 64 elements per vector with byte permutes (vpermi2b,
-// AVX-512 VBMI) and bfloat16 dot products (AVX-512 BF16) instead of converting every element
-// to float through half and back through half rounded to odd, which made them 10 times
-// slower than float's. Max and min are avx512's (narrow_simd_avx512.h, no floats).
+// AVX-512 VBMI) and bfloat16 dot products (AVX-512 BF16), where avx512 converts 16 elements
+// at a time to float through half and back, bound by those conversions. Max and min are
+// avx512's (narrow_simd_avx512.h, no floats).
 //
 //  * Widening is a table lookup: every fp8 value, subnormals, NaNs and infinities included,
 //    is a bfloat16, so a byte's magnitude (its low 7 bits, which is what vpermi2b indexes
@@ -22,12 +22,8 @@
 //    nearest even is done in bytes from the bits the half has below fp8's (guard, sticky)
 //    and fp8's lowest bit; then saturation (fp8 never overflows to infinity) and NaNs.
 //    Rounding twice, to half and then to fp8, gives fromFloat's bits here though it would
-//    not for every float: each value narrowed is a sum or a product of two fp8 numbers, and
-//    such a value is never within half's rounding error of an fp8 midpoint without being one
-//    (half keeps 7 more bits than E4M3 and 8 more than E5M2; a sum's operands are on fp8's
-//    grid, so the exact sum is either a midpoint or at least a small operand's grid step
-//    away from one; products have at most 8 significant bits). narrow_simd_test checks this
-//    on all 65,536 pairs of each format, every operation, every pre-op scalar.
+//    not for every float: each value narrowed is a sum or a product of two fp8 values (see
+//    narrow_simd_avx512.h, whose kernels narrow the same way).
 //  * PreMulSum's pre-op, fp8(x * scalar), depends on x alone within a call: the kernel
 //    computes it once for all 256 values (with the product above) into four 64-byte tables,
 //    and applies it to 64 elements with two permutes and a blend.
