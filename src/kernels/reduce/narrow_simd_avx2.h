@@ -3,9 +3,9 @@
 // else: it defines functions for an instruction set the library's baseline lacks (each
 // carries its target attribute, so they run only where chosen).
 //
-// fp8 arithmetic (Fp8Codec) takes 16 elements per vector, as two vectors of 8 floats: widened
-// through half by vcvtph2ps (E5M2 is half's top byte; E4M3 is moved into a half's bits
-// 14..7, which makes it its value times 2^-8, and stays so in float: see
+// fp8 arithmetic (Fp8Codec) takes 16 elements per vector, as two vectors of 8 floats:
+// widened through half by vcvtph2ps (E5M2 is half's top byte; E4M3 is moved into a half's
+// bits 14..7, which makes it its value times 2^-8, and stays so in float: see
 // narrow_simd_avx512.h), and narrowed by vcvtps2ph rounding to nearest even, then to fp8's
 // nearest even in bytes: each half's top and low bytes are gathered by byte shuffles, and
 // the kept part is rounded up where the bits below it are above half, or at half with the
@@ -110,7 +110,8 @@ struct Fp8Codec {
   static BRAID_AVX2_INLINE Bits narrow(Floats f) {
     constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     __m128i h0 = _mm256_cvtps_ph(f.low, kRound), h1 = _mm256_cvtps_ph(f.high, kRound);
-    // The sign of each element (E4M3's: its top byte saturated to a signed byte).
+    // Each element's sign as its byte's top bit (for E4M3): packsswb saturates a half, read
+    // as a signed word, to a signed byte.
     const __m128i sign = _mm_packs_epi16(h0, h1);
     // E4M3 is a half's bits 14..7: shifted left by one, its top byte.
     if constexpr (kE4m3) {
@@ -121,13 +122,13 @@ struct Fp8Codec {
     const __m128i split = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
     const __m128i s0 = _mm_shuffle_epi8(h0, split), s1 = _mm_shuffle_epi8(h1, split);
     const __m128i top = _mm_unpackhi_epi64(s0, s1), low = _mm_unpacklo_epi64(s0, s1);
-    // Rounded up (minus all ones) where low, with top's lowest bit in its own lowest
-    // (never one of the rounding bits: a half's, or E4M3's shifted in as 0), exceeds 0x80.
+    // Rounded up (minus all ones) where the dropped bits are above half, or exactly half
+    // with the kept part odd: with its lowest bit ORed into theirs, where they exceed 0x80.
     const __m128i up = unsignedGreater(_mm_or_si128(low, _mm_and_si128(top, splat8(1))), 0x80);
     const __m128i rounded = _mm_sub_epi8(top, up);
     if constexpr (kE4m3) {
-      // Beyond 0x7e (448) saturate; a half NaN (0xfc here) or infinity (0xf8) is E4M3's
-      // NaN 0x7f, with the sign.
+      // Beyond 0x7e (448) saturate; a half NaN (0xfc and above here) or infinity (0xf8) is
+      // E4M3's NaN 0x7f, with the sign.
       const __m128i nan = unsignedGreater(rounded, 0xef);
       const __m128i magnitude = _mm_or_si128(_mm_min_epu8(rounded, splat8(0x7e)), _mm_and_si128(nan, splat8(1)));
       return _mm_or_si128(magnitude, _mm_and_si128(sign, splat8(0x80)));

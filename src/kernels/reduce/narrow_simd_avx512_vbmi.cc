@@ -81,6 +81,7 @@ MagnitudeTables makeMagnitudeTables() {
   return table;
 }
 
+// Built as the library loads (toFloat is not constexpr), before any reduction can run.
 const MagnitudeTables kE4m3Tables = makeMagnitudeTables<fp8e4m3>();
 const MagnitudeTables kE5m2Tables = makeMagnitudeTables<fp8e5m2>();
 
@@ -102,7 +103,6 @@ const MagnitudeTables& magnitudeTables() {
 struct alignas(64) HalfPositions {
   uint8_t low[64];
   uint8_t high[64];
-  uint8_t iota[64];
 };
 
 constexpr HalfPositions makeHalfPositions() {
@@ -112,12 +112,24 @@ constexpr HalfPositions makeHalfPositions() {
     const int word = 16 * hw + 4 * lane + r % 4;
     p.low[e] = static_cast<uint8_t>(64 * x + 2 * word);
     p.high[e] = static_cast<uint8_t>(64 * x + 2 * word + 1);
-    p.iota[e] = static_cast<uint8_t>(e);
   }
   return p;
 }
 
 constexpr HalfPositions kHalfPositions = makeHalfPositions();
+
+// 0, 1, ..., 63: the first 64 encodings.
+struct alignas(64) Iota {
+  uint8_t bytes[64];
+};
+
+constexpr Iota makeIota() {
+  Iota iota{};
+  for (int e = 0; e < 64; ++e) iota.bytes[e] = static_cast<uint8_t>(e);
+  return iota;
+}
+
+constexpr Iota kIota = makeIota();
 
 BRAID_AVX512_VBMI_INLINE __m512i load64(const uint8_t* p) { return _mm512_load_si512(p); }
 BRAID_AVX512_VBMI_INLINE __m512i splat8(uint8_t x) { return _mm512_set1_epi8(static_cast<char>(x)); }
@@ -171,8 +183,9 @@ struct Fp8Codec : avx512::Fp8Order<T> {
                               1);
   }
 
-  // `kept` rounded up where the byte of rounding bits (guard bit on top, then the sticky
-  // bits; its lowest bit is not one) says so: above half, or at half with `kept` odd.
+  // `kept` rounded up where the byte of dropped bits below it (the guard bit on top) is
+  // above half, or exactly half with `kept` odd: with kept's lowest bit ORed into the
+  // byte's lowest, where the byte exceeds 0x80.
   static BRAID_AVX512_VBMI_INLINE __m512i roundToNearestEven(__m512i kept, __m512i roundingBits) {
     const __mmask64 up =
         _mm512_cmpgt_epu8_mask(_mm512_ternarylogic_epi32(roundingBits, kept, splat8(1), kAOrBAndC), splat8(0x80));
@@ -230,7 +243,7 @@ struct Fp8Codec : avx512::Fp8Order<T> {
    public:
     explicit BRAID_AVX512_VBMI_INLINE PreOp(uint32_t scalarBits) {
       const __m512i scalar = splat8(static_cast<uint8_t>(scalarBits));
-      const __m512i iota = load64(kHalfPositions.iota);
+      const __m512i iota = load64(kIota.bytes);
       positive0_ = product(iota, scalar);
       positive1_ = product(_mm512_or_si512(iota, splat8(0x40)), scalar);
       negative0_ = product(_mm512_or_si512(iota, splat8(0x80)), scalar);
