@@ -75,7 +75,10 @@ void ThreadRunner::runTest(const Test& test, int cycle) {
   if (options_.warmupIters > 0) {
     for (uint64_t size : warmupSizes(options_)) {
       const Counts counts = collective_.counts(size / test.type->size, test.type->size, group_.nranks());
-      for (int w = 0; w < options_.warmupIters; ++w) runOnce(test, counts, false, static_cast<size_t>(w), 1, true);
+      for (int w = 0; w < options_.warmupIters; ++w) {
+        runOnce(test, counts, false, static_cast<size_t>(w), 1, true);
+        if (context_.watch && (w & 255) == 0) context_.watch->tick();
+      }
     }
   }
   for (uint64_t size : sweepSizes(options_)) measureSize(test, size, cycle);

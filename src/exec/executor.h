@@ -3,6 +3,7 @@
 //
 //   prepareChannel  the executor's copy of a channel's ring and tree, once the channel's
 //                   connections exist (before the first batch that uses them);
+//   prepareBoard    the shared-memory board of Direct collectives (host mode, one host);
 //   launch          runs one batch: the host executor runs it to completion on CPU threads
 //                   (exec/host/host_executor.h), the GPU executor enqueues kernels on the
 //                   batch's streams and returns (exec/cuda/gpu_executor.h);
@@ -19,6 +20,7 @@
 
 #include "exec/work.h"
 #include "nccl.h"
+#include "transport/shm/shm_board.h"
 #include "util/cpu_set.h"
 #include "util/deadline.h"
 #include "util/status.h"
@@ -59,6 +61,12 @@ class Executor {
   // The executor's copy of channel `channel`'s ring and tree (entries already in use never
   // change: a channel only gains connections).
   virtual Status prepareChannel(int channel, const ChannelLinks& links) = 0;
+  // The board Direct collectives run on (transport/shm/shm_board.h); only the host
+  // executor runs them.
+  virtual Status prepareBoard(const BoardView& board) {
+    (void)board;
+    return BRAID_ERROR(ncclInternalError, "this executor does not run Direct collectives");
+  }
   // Runs `batch` (see the top of this file). Self transfers are paired already
   // (pairSelfTransfers). The host executor may rewrite nothing; the GPU executor points
   // staged sends at their copies.

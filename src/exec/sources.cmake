@@ -6,6 +6,7 @@ list(APPEND BRAID_SOURCES
   exec/cuda/p2p_batches.cc
   exec/host/channel_workers.cc
   exec/host/coll_dispatch.cc
+  exec/host/direct_collectives.cc
   exec/host/host_executor.cc
   exec/host/local_collective.cc
   exec/host/p2p_engine.cc

@@ -21,6 +21,7 @@ struct KnownName {
 constexpr KnownName kAlgorithmNames[] = {
     {"Tree", static_cast<int>(Algorithm::Tree)},
     {"Ring", static_cast<int>(Algorithm::Ring)},
+    {"Direct", static_cast<int>(Algorithm::Direct)},
     {"CollNetDirect", kNotImplemented},
     {"CollNetChain", kNotImplemented},
     {"NVLS", kNotImplemented},
@@ -162,6 +163,8 @@ const char* algorithmName(Algorithm algo) {
       return "Ring";
     case Algorithm::Tree:
       return "Tree";
+    case Algorithm::Direct:
+      return "Direct";
   }
   return "?";
 }
@@ -195,11 +198,14 @@ bool usesP2pPath(CollFunc func) {
 
 uint8_t applicableAlgorithms(CollFunc func) {
   if (usesP2pPath(func)) return 0;
-  if (func == CollFunc::AllReduce) return algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Tree);
-  return algorithmBit(Algorithm::Ring);
+  const uint8_t everywhere = algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Direct);
+  if (func == CollFunc::AllReduce) return everywhere | algorithmBit(Algorithm::Tree);
+  return everywhere;
 }
 
 bool algorithmApplies(CollFunc func, Algorithm algo) { return applicableAlgorithms(func) & algorithmBit(algo); }
+
+bool pairApplies(Algorithm algo, Protocol proto) { return algo != Algorithm::Direct || proto == Protocol::Simple; }
 
 AlgoProtoPolicy::AlgoProtoPolicy() {
   for (int f = 0; f < kNumCollFuncs; ++f) {
@@ -217,7 +223,7 @@ bool AlgoProtoPolicy::allowsProtocol(CollFunc func, Protocol proto) const {
 }
 
 uint8_t AlgoProtoPolicy::usableAlgorithms(CollFunc func) const {
-  uint8_t applicable = applicableAlgorithms(func);
+  uint8_t applicable = applicableAlgorithms(func) & static_cast<uint8_t>(~unavailable);
   uint8_t usable = algorithms[static_cast<int>(func)] & applicable;
   return usable ? usable : applicable;
 }
@@ -228,8 +234,13 @@ uint8_t AlgoProtoPolicy::usableProtocols(CollFunc func) const {
 }
 
 std::string AlgoProtoPolicy::explainInapplicable(CollFunc func) const {
-  uint8_t applicable = applicableAlgorithms(func);
-  if (!applicable || (algorithms[static_cast<int>(func)] & applicable)) return "";
+  const uint8_t allowed = algorithms[static_cast<int>(func)];
+  uint8_t applicable = applicableAlgorithms(func) & static_cast<uint8_t>(~unavailable);
+  if (!applicable || (allowed & applicable)) return "";
+  if (allowed & applicableAlgorithms(func) & unavailable) {
+    return strFormat("NCCL_ALGO=%s cannot run %s on this communicator (%s); using %s", algoSetting.c_str(),
+                     collFuncName(func), unavailableWhy.c_str(), maskNames(kAlgoKind, applicable).c_str());
+  }
   return strFormat("NCCL_ALGO=%s does not apply to %s; using %s", algoSetting.c_str(), collFuncName(func),
                    maskNames(kAlgoKind, applicable).c_str());
 }

@@ -17,7 +17,10 @@
 
 namespace braid {
 
-enum class Algorithm : uint8_t { Ring, Tree };
+// Direct (Braid's own, host mode): every rank of one host reads every rank's contribution
+// from shared memory in one hop (exec/host/direct_collectives.h); data published as plain
+// bytes and a counter, i.e. with the Simple protocol only.
+enum class Algorithm : uint8_t { Ring, Tree, Direct };
 enum class Protocol : uint8_t { Simple, LL };
 enum class CollFunc : uint8_t {
   Broadcast,
@@ -31,11 +34,11 @@ enum class CollFunc : uint8_t {
   Scatter
 };
 
-constexpr int kNumAlgorithms = 2;
+constexpr int kNumAlgorithms = 3;
 constexpr int kNumProtocols = 2;
 constexpr int kNumCollFuncs = 9;
 
-// NCCL's spelling: "Ring", "Tree"; "Simple", "LL"; "AllReduce", "SendRecv", ...
+// NCCL's spelling: "Ring", "Tree" (and Braid's "Direct"); "Simple", "LL"; "AllReduce", ...
 const char* algorithmName(Algorithm algo);
 const char* protocolName(Protocol proto);
 const char* collFuncName(CollFunc func);
@@ -48,8 +51,11 @@ constexpr uint8_t kAllProtocols = (1u << kNumProtocols) - 1;
 
 // SendRecv, AlltoAll, Gather and Scatter run on the p2p path, where no algorithm applies.
 bool usesP2pPath(CollFunc func);
-// A fact of Braid: Tree runs AllReduce only; Ring runs every collective but the p2p ones.
+// A fact of Braid: Tree runs AllReduce only; Ring and Direct run every collective but the
+// p2p ones (whether a communicator can run Direct at all is AlgoProtoPolicy::unavailable).
 bool algorithmApplies(CollFunc func, Algorithm algo);
+// Whether `algo` runs with `proto` (Direct: Simple only).
+bool pairApplies(Algorithm algo, Protocol proto);
 uint8_t applicableAlgorithms(CollFunc func);
 
 struct AlgoProtoPolicy {
@@ -58,6 +64,10 @@ struct AlgoProtoPolicy {
   // to everything (with a warning).
   uint8_t algorithms[kNumCollFuncs];
   uint8_t protocols[kNumCollFuncs];
+  // Algorithms this communicator cannot run whatever the settings (Direct outside host mode
+  // on one host), and why, for messages; the planner sets them.
+  uint8_t unavailable = 0;
+  std::string unavailableWhy;
   // The settings as given ("" when unset), quoted in messages.
   std::string algoSetting;
   std::string protoSetting;
@@ -66,9 +76,9 @@ struct AlgoProtoPolicy {
 
   bool allowsAlgorithm(CollFunc func, Algorithm algo) const;
   bool allowsProtocol(CollFunc func, Protocol proto) const;
-  // What the planner may pick from: the allowed algorithms that apply to `func`, or all
-  // that apply when the user allowed none of them (explainInapplicable says so). 0 for the
-  // p2p functions.
+  // What the planner may pick from: the allowed algorithms that apply to `func` and are
+  // available, or all those when the user allowed none of them (explainInapplicable says
+  // so). 0 for the p2p functions.
   uint8_t usableAlgorithms(CollFunc func) const;
   uint8_t usableProtocols(CollFunc func) const;
   // Empty unless NCCL_ALGO forced algorithms none of which can run `func`: then the

@@ -22,12 +22,16 @@ struct TuningInputs {
   LinkModel intra;    // between ranks of one host
   LinkModel inter;    // between hosts
   int nChannels;      // channels the operation spreads over (bandwidth scales with them)
+  // Direct's slot size (transport/shm/shm_board.h); 0 when the communicator cannot run
+  // Direct (not host mode on one host with shared memory).
+  size_t directSlotBytes = 0;
 };
 
 // Predicted time of `func` with `algo` and `proto` on `bytes` (the size of the full
 // result: the whole buffer for AllReduce and Broadcast, the gathered buffer for AllGather,
 // the input for ReduceScatter). +infinity when `algo` cannot run `func` (Tree for anything
-// but AllReduce, any algorithm for the p2p functions). Degenerate inputs (one rank, no
+// but AllReduce, any algorithm for the p2p functions) or not with `proto` (Direct with LL),
+// or the communicator cannot run it (Direct without directSlotBytes). Degenerate inputs (one rank, no
 // channels, zero bandwidth) give finite, positive times.
 double predictTimeUs(CollFunc func, Algorithm algo, Protocol proto, size_t bytes, const TuningInputs& in);
 // The p2p path: one transfer of `bytes` to one peer over the slowest link kind present

@@ -6,6 +6,7 @@ endif()
 list(APPEND BRAID_SOURCES
   transport/connection_setup.cc
   transport/cuda_ipc/cuda_ipc_transport.cc
+  transport/shm/shm_board.cc
   transport/shm/shm_segment.cc
   transport/shm/shm_transport.cc
   transport/net/backend_choice.cc

@@ -1,6 +1,6 @@
 // The correctness matrix on real processes: every collective × element type × reduction ×
-// algorithm × protocol × in/out-of-place × count, for 1, 2, 3, 4 and 8 ranks, over shared
-// memory and over sockets (NCCL_SHM_DISABLE=1), against references computed here.
+// algorithm (Ring, Tree, and Direct over shared memory) × protocol × in/out-of-place × count, for 1, 2, 3, 4 and 8
+// ranks, over shared memory and over sockets (NCCL_SHM_DISABLE=1), against references computed here.
 //
 // Each child initialises one communicator, then splits it once per algorithm/protocol
 // setting (NCCL_ALGO/NCCL_PROTO are read when a communicator is created) and runs the
@@ -287,9 +287,13 @@ BRAID_CHILD_SCENARIO(matrix) {
   bool coreTypes = quick || mode == "core-types";
   ncclComm_t base = nullptr;
   CHILD_OK(ncclCommInitRank(&base, nranks, id, ctx.index));
-  const char* settings[][2] = {{"ring", "simple"}, {"ring", "ll"}, {"tree", "simple"}, {"tree", "ll"}};
+  const bool sockets = std::getenv("NCCL_SHM_DISABLE") != nullptr;
+  // Direct needs shared memory: over sockets it would only fall back to the ring.
+  const char* settings[][2] = {
+      {"ring", "simple"}, {"ring", "ll"}, {"tree", "simple"}, {"tree", "ll"}, {"direct", "simple"}};
   int failures = 0, checked = 0;
   for (auto& setting : settings) {
+    if (sockets && std::string(setting[0]) == "direct") continue;
     setenv("NCCL_ALGO", setting[0], 1);
     setenv("NCCL_PROTO", setting[1], 1);
     Run run{nullptr, ctx.index, nranks, std::string(setting[0]) + "/" + setting[1]};

@@ -127,6 +127,9 @@ struct FaultCase {
   const char* fault;
   bool sockets;
   double maxErrorSeconds;  // from the survivors' first failing call to its error
+  // Direct collectives (NCCL_ALGO=direct, 8-byte all-reduces): the ranks wait for each
+  // other on the shared-memory board instead of ring connections.
+  bool direct = false;
 };
 
 std::string caseName(const testing::TestParamInfo<FaultCase>& info) {
@@ -135,7 +138,7 @@ std::string caseName(const testing::TestParamInfo<FaultCase>& info) {
     if (c == '-') c = '_';
   }
   return std::to_string(info.param.nranks) + "Ranks_Victim" + std::to_string(info.param.victim) + "_" + fault +
-         (info.param.sockets ? "_Sockets" : "_Shm");
+         (info.param.sockets ? "_Sockets" : "_Shm") + (info.param.direct ? "_Direct" : "");
 }
 
 class FaultInjection : public testing::TestWithParam<FaultCase> {};
@@ -143,14 +146,16 @@ class FaultInjection : public testing::TestWithParam<FaultCase> {};
 TEST_P(FaultInjection, SurvivorsGetANamedErrorInBoundedTimeAndAbortCleansUp) {
   const FaultCase& c = GetParam();
   std::string fault = c.fault;
-  auto results = runScenario("fault", c.nranks,
-                             {idToArg(freshId()), std::to_string(c.nranks), std::to_string(c.victim), fault, "262144"},
-                             120, [&](int) {
-                               std::map<std::string, std::string> env;
-                               if (c.sockets) env["NCCL_SHM_DISABLE"] = "1";
-                               if (fault == "stop-during") env["BRAID_TIMEOUT"] = "2";
-                               return env;
-                             });
+  auto results = runScenario(
+      "fault", c.nranks,
+      {idToArg(freshId()), std::to_string(c.nranks), std::to_string(c.victim), fault, c.direct ? "2" : "262144"}, 120,
+      [&](int) {
+        std::map<std::string, std::string> env;
+        if (c.direct) env["NCCL_ALGO"] = "direct";
+        if (c.sockets) env["NCCL_SHM_DISABLE"] = "1";
+        if (fault == "stop-during") env["BRAID_TIMEOUT"] = "2";
+        return env;
+      });
   for (int r = 0; r < c.nranks; ++r) {
     const ChildResult& child = results[static_cast<size_t>(r)];
     if (r == c.victim) {
@@ -179,7 +184,8 @@ INSTANTIATE_TEST_SUITE_P(
                     FaultCase{8, 5, "kill-during", false, 10}, FaultCase{8, 0, "kill-during", true, 10},
                     FaultCase{8, 3, "kill-before", true, 10}, FaultCase{2, 1, "stop-during", false, 8},
                     FaultCase{3, 1, "stop-during", true, 8}, FaultCase{3, 2, "abort-during", false, 5},
-                    FaultCase{3, 1, "abort-during", true, 5}),
+                    FaultCase{3, 1, "abort-during", true, 5}, FaultCase{3, 1, "kill-during", false, 5, true},
+                    FaultCase{3, 2, "stop-during", false, 8, true}, FaultCase{3, 1, "abort-during", false, 5, true}),
     caseName);
 
 }  // namespace

@@ -117,6 +117,10 @@ Status ChannelConnections::netBackendForRma(NetBackend** out) {
 Status ChannelConnections::connect(const ChannelNeeds& needs, const std::vector<P2pWork>& p2ps) {
   BRAID_CHECK(connectRings(needs.ringChannels));
   BRAID_CHECK(connectTrees(needs.treeChannels));
+  if (needs.board && !board_) {
+    BRAID_CHECK(ShmBoard::create(*comm_.bootstrap, ShmBoard::kSlotBytes, &board_));
+    noteMemoryUse();
+  }
   return connectP2p(p2ps);
 }
 
@@ -231,6 +235,10 @@ Status ChannelConnections::connectP2p(const std::vector<P2pWork>& p2ps) {
 }
 
 Status ChannelConnections::prepare(Executor& executor, const ChannelNeeds& needs) {
+  if (board_ && !boardPrepared_) {
+    BRAID_CHECK(executor.prepareBoard(board_->view()));
+    boardPrepared_ = true;
+  }
   for (int c = 0; c < std::max(needs.ringChannels, needs.treeChannels); ++c) {
     Channel& ch = channels_[static_cast<size_t>(c)];
     bool ringNew = ch.ringConnected && !ch.ringPrepared;
@@ -268,6 +276,7 @@ void ChannelConnections::attach(WorkBatch* batch) {
 }
 
 bool ChannelConnections::ready(const ChannelNeeds& needs, const std::vector<P2pWork>& p2ps) const {
+  if (needs.board && !boardPrepared_) return false;
   for (int c = 0; c < std::max(needs.ringChannels, needs.treeChannels); ++c) {
     const Channel& ch = channels_[static_cast<size_t>(c)];
     if (c < needs.ringChannels && !ch.ringPrepared) return false;
@@ -301,6 +310,7 @@ void ChannelConnections::noteMemoryUse() {
     for (const auto& [peer, c] : ch.p2pSend) add(c);
     for (const auto& [peer, c] : ch.p2pRecv) add(c);
   }
+  if (board_) bytes += board_->bytes();
   releasableBytes_.store(bytes);
 }
 
@@ -314,6 +324,8 @@ void ChannelConnections::close(bool drain, double drainSeconds) {
   channels_.resize(pathLayouts_.size());
   net_.reset();  // the connectors used the backend: it goes after them
   netBackend_.reset();
+  board_.reset();
+  boardPrepared_ = false;
   releasableBytes_.store(0);
 }
 
@@ -329,7 +341,7 @@ void ChannelConnections::abandon() {
     for (auto& [peer, c] : ch.p2pSend) (void)c.release();
     for (auto& [peer, c] : ch.p2pRecv) (void)c.release();
   }
-  (void)shm_.release(), (void)p2p_.release(), (void)net_.release(), (void)netBackend_.release();
+  (void)shm_.release(), (void)p2p_.release(), (void)net_.release(), (void)netBackend_.release(), (void)board_.release();
 }
 
 }  // namespace braid

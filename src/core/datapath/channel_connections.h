@@ -23,6 +23,7 @@
 #include "planning/ring.h"
 #include "transport/net/net_backend.h"
 #include "transport/net/proxy.h"
+#include "transport/shm/shm_board.h"
 #include "transport/transport.h"
 #include "util/cpu_set.h"
 
@@ -40,9 +41,10 @@ class ChannelConnections {
   ChannelConnections& operator=(const ChannelConnections&) = delete;
 
   // Makes what a batch needs that does not exist yet: the rings of channels
-  // [0, needs.ringChannels), the trees of [0, needs.treeChannels), the pairs of `p2ps`.
+  // [0, needs.ringChannels), the trees of [0, needs.treeChannels), the board of Direct
+  // collectives, the pairs of `p2ps`.
   Status connect(const ChannelNeeds& needs, const std::vector<P2pWork>& p2ps);
-  // Hands `executor` the channels whose ring or tree it does not have yet.
+  // Hands `executor` the channels whose ring or tree it does not have yet, and the board.
   Status prepare(Executor& executor, const ChannelNeeds& needs);
   // The connectors of the batch's sends and receives (connected before).
   void attach(WorkBatch* batch);
@@ -125,6 +127,8 @@ class ChannelConnections {
   std::unique_ptr<Proxy> proxy_;
   std::atomic<Proxy*> proxyForThreads_{nullptr};
   std::unique_ptr<Transport> net_;
+  std::unique_ptr<ShmBoard> board_;  // Direct collectives' (host mode, one host)
+  bool boardPrepared_ = false;       // the executor has it
   std::atomic<uint64_t> releasableBytes_{0};
 };
 

@@ -8,6 +8,8 @@
 
 #include "kernels/reduce/numeric_types.h"
 #include "planning/alg_selection.h"
+#include "transport/shm/shm_board.h"
+#include "util/format.h"
 #include "util/log.h"
 
 namespace braid {
@@ -52,6 +54,24 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
     tuning.inter = LinkModel{1.2, 25.0};
   }
   tuning.nChannels = settings.defaultChannels;
+  // Direct collectives read every rank's slot in one shared-memory segment: host mode,
+  // every rank on one host, shared memory allowed.
+  AlgoProtoPolicy& policy = planner->policy_;
+  if (gpuMode) {
+    policy.unavailable = algorithmBit(Algorithm::Direct);
+    policy.unavailableWhy = "Direct runs in host mode only";
+  } else if (layout.nNodes > 1) {
+    policy.unavailable = algorithmBit(Algorithm::Direct);
+    policy.unavailableWhy = "Direct needs every rank on one host";
+  } else if (settings.shmDisable) {
+    policy.unavailable = algorithmBit(Algorithm::Direct);
+    policy.unavailableWhy = "Direct needs shared memory, and NCCL_SHM_DISABLE=1";
+  } else if (nranks > kMaxDirectRanks) {
+    policy.unavailable = algorithmBit(Algorithm::Direct);
+    policy.unavailableWhy = strFormat("Direct takes at most %d ranks", kMaxDirectRanks);
+  } else {
+    tuning.directSlotBytes = ShmBoard::kSlotBytes;
+  }
   *out = std::move(planner);
   return okStatus();
 }
@@ -86,7 +106,11 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
     tuning.nChannels = upper;
   }
   if (task.minChannels > 0) lower = std::clamp(task.minChannels, settings_.minChannels, upper);
-  AlgoChoice choice = chooseAlgorithm(task.func, bytes, tuning, policy_, pairs);
+  LastChoice& last = lastChoice_[func];
+  if (!last.valid || last.bytes != bytes || last.pairs != pairs || last.nChannels != tuning.nChannels) {
+    last = LastChoice{true, bytes, pairs, tuning.nChannels, chooseAlgorithm(task.func, bytes, tuning, policy_, pairs)};
+  }
+  const AlgoChoice choice = last.choice;
   if (!reportedInapplicable_[func]) {
     reportedInapplicable_[func] = true;
     std::string why = policy_.explainInapplicable(task.func);
@@ -138,7 +162,9 @@ Status CollPlanner::planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelN
   for (const CollTask& task : tasks.colls) {
     CollWork w;
     BRAID_CHECK(planColl(task, &w));
-    if (!w.oneRank) {
+    if (!w.oneRank && w.algo == Algorithm::Direct) {
+      needs->board = true;
+    } else if (!w.oneRank) {
       int& channels = w.algo == Algorithm::Tree ? needs->treeChannels : needs->ringChannels;
       channels = std::max(channels, w.nChannels);
     }
@@ -156,8 +182,10 @@ Status CollPlanner::planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelN
     batch->p2ps.push_back(p);
   }
   // Refused here, before any connection is made for the group.
-  std::vector<std::pair<const P2pWork*, const P2pWork*>> selfPairs;
-  BRAID_CHECK(pairSelfTransfers(batch->p2ps, rank_, &selfPairs));
+  if (!batch->p2ps.empty()) {
+    std::vector<std::pair<const P2pWork*, const P2pWork*>> selfPairs;
+    BRAID_CHECK(pairSelfTransfers(batch->p2ps, rank_, &selfPairs));
+  }
   for (const DeviceStaging& s : tasks.deviceStaging) batch->staging.push_back({s.base, s.bytes});
   return okStatus();
 }

@@ -19,11 +19,12 @@
 
 namespace braid {
 
-// The channels a batch's collectives need connected: rings on [0, ringChannels), trees
-// on [0, treeChannels).
+// What a batch's collectives need connected: rings on [0, ringChannels), trees on
+// [0, treeChannels), and the shared-memory board when some run Direct.
 struct ChannelNeeds {
   int ringChannels = 0;
   int treeChannels = 0;
+  bool board = false;
 };
 
 class CollPlanner {
@@ -53,6 +54,17 @@ class CollPlanner {
   bool gpuMode_;
   AlgoProtoPolicy policy_;
   TuningInputs tuning_{};
+  // Per function, the last choice the model made and what it was made for: a training loop
+  // repeats the same sizes, and the model's arithmetic is a noticeable part of a small
+  // operation's time.
+  struct LastChoice {
+    bool valid = false;
+    size_t bytes = 0;
+    uint8_t pairs = 0;
+    int nChannels = 0;
+    AlgoChoice choice{};
+  };
+  LastChoice lastChoice_[kNumCollFuncs];
   std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
   // A call's algSelection that NCCL_ALGO/NCCL_PROTO overrode, reported once per function.
   std::vector<bool> reportedSelectionOverridden_ = std::vector<bool>(kNumCollFuncs, false);

@@ -113,9 +113,11 @@ Status DataPath::execute(CommTasks& tasks) {
   BRAID_CHECK(planner_->planBatch(tasks, &batch, &needs));
   if (batch.colls.empty() && batch.p2ps.empty()) return okStatus();
 
-  Status connected = connections_->connect(needs, batch.p2ps);
-  if (connected.ok()) connected = connections_->prepare(*executor_, needs);
-  if (!connected.ok()) return finishOperation(connected);
+  if (!connections_->ready(needs, batch.p2ps)) {
+    Status connected = connections_->connect(needs, batch.p2ps);
+    if (connected.ok()) connected = connections_->prepare(*executor_, needs);
+    if (!connected.ok()) return finishOperation(connected);
+  }
   connections_->attach(&batch);
 
   Status launched = executor_->launch(batch);

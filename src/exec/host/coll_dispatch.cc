@@ -1,5 +1,7 @@
 #include "exec/host/coll_dispatch.h"
 
+#include "exec/host/direct_collectives.h"
+
 #include "kernels/algorithms/ring_all_gather.h"
 #include "kernels/algorithms/ring_broadcast.h"
 #include "kernels/primitives/protocols.h"
@@ -22,37 +24,38 @@ bool runDataOnly(HostExec& exec, const CollWork& w, const ChannelPart& part, con
 
 }  // namespace
 
-bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const ChannelPart& part, const RingSchedule& ring,
-                         const TreeSchedule& tree) {
+bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const ChannelPart& part, const HostPaths& paths) {
+  const RingSchedule& ring = paths.ring;
   if (isDataOnly(work.func)) {
+    if (work.algo == Algorithm::Direct) return runDirectDataOnly(exec, work, paths.board);
     return work.proto == Protocol::LL ? runDataOnly<LlProtocol>(exec, work, part, ring)
                                       : runDataOnly<SimpleProtocol>(exec, work, part, ring);
   }
   switch (work.type) {
     case ncclInt8:
-      return runReductionOnHost_int8(exec, work, part, ring, tree);
+      return runReductionOnHost_int8(exec, work, part, paths);
     case ncclUint8:
-      return runReductionOnHost_uint8(exec, work, part, ring, tree);
+      return runReductionOnHost_uint8(exec, work, part, paths);
     case ncclInt32:
-      return runReductionOnHost_int32(exec, work, part, ring, tree);
+      return runReductionOnHost_int32(exec, work, part, paths);
     case ncclUint32:
-      return runReductionOnHost_uint32(exec, work, part, ring, tree);
+      return runReductionOnHost_uint32(exec, work, part, paths);
     case ncclInt64:
-      return runReductionOnHost_int64(exec, work, part, ring, tree);
+      return runReductionOnHost_int64(exec, work, part, paths);
     case ncclUint64:
-      return runReductionOnHost_uint64(exec, work, part, ring, tree);
+      return runReductionOnHost_uint64(exec, work, part, paths);
     case ncclFloat16:
-      return runReductionOnHost_half(exec, work, part, ring, tree);
+      return runReductionOnHost_half(exec, work, part, paths);
     case ncclFloat32:
-      return runReductionOnHost_float(exec, work, part, ring, tree);
+      return runReductionOnHost_float(exec, work, part, paths);
     case ncclFloat64:
-      return runReductionOnHost_double(exec, work, part, ring, tree);
+      return runReductionOnHost_double(exec, work, part, paths);
     case ncclBfloat16:
-      return runReductionOnHost_bfloat16(exec, work, part, ring, tree);
+      return runReductionOnHost_bfloat16(exec, work, part, paths);
     case ncclFloat8e4m3:
-      return runReductionOnHost_fp8e4m3(exec, work, part, ring, tree);
+      return runReductionOnHost_fp8e4m3(exec, work, part, paths);
     case ncclFloat8e5m2:
-      return runReductionOnHost_fp8e5m2(exec, work, part, ring, tree);
+      return runReductionOnHost_fp8e5m2(exec, work, part, paths);
     default:
       return false;
   }

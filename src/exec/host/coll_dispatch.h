@@ -13,6 +13,7 @@
 #include "kernels/reduce/functors.h"
 #include "nccl.h"
 #include "planning/algo_proto.h"
+#include "transport/shm/shm_board.h"
 
 namespace braid {
 
@@ -23,15 +24,22 @@ struct ChannelPart {
   int rootIndex = 0;
 };
 
+// What a channel runs collectives over: its ring and tree, and the communicator's board
+// for Direct collectives (channel 0 only; base null where there is none).
+struct HostPaths {
+  const RingSchedule& ring;
+  const TreeSchedule& tree;
+  const BoardView& board;
+};
+
 // Runs one channel's part; false when the wait was aborted (or the combination is not
 // instantiated, which the planner never asks for).
-bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const ChannelPart& part, const RingSchedule& ring,
-                         const TreeSchedule& tree);
+bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const ChannelPart& part, const HostPaths& paths);
 
 // One per element type (dispatch_<type>.cc).
 #define BRAID_DECLARE_REDUCTION_DISPATCH(suffix)                                                  \
   bool runReductionOnHost_##suffix(HostExec& exec, const CollWork& work, const ChannelPart& part, \
-                                   const RingSchedule& ring, const TreeSchedule& tree);
+                                   const HostPaths& paths);
 BRAID_DECLARE_REDUCTION_DISPATCH(int8)
 BRAID_DECLARE_REDUCTION_DISPATCH(uint8)
 BRAID_DECLARE_REDUCTION_DISPATCH(int32)

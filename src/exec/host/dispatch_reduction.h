@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "exec/host/coll_dispatch.h"
+#include "exec/host/direct_collectives.h"
 #include "kernels/algorithms/ring_all_reduce.h"
 #include "kernels/algorithms/ring_reduce.h"
 #include "kernels/algorithms/ring_reduce_scatter.h"
@@ -36,10 +37,12 @@ bool runReductionSchedule(HostExec& exec, const Fn& fn, const CollWork& w, const
 // The functor comes from the one factory the CUDA kernels and one-rank collectives use
 // too (withFunc, kernels/reduce/functors.h); false for an operation T does not have.
 template <typename T>
-bool runReductionTyped(HostExec& exec, const CollWork& w, const ChannelPart& part, const RingSchedule& ring,
-                       const TreeSchedule& tree) {
+bool runReductionTyped(HostExec& exec, const CollWork& w, const ChannelPart& part, const HostPaths& paths) {
+  const RingSchedule& ring = paths.ring;
+  const TreeSchedule& tree = paths.tree;
   return withFunc<T>(w.op, w.opArg, false, [&](const auto& fn) {
     using Fn = std::decay_t<decltype(fn)>;
+    if (w.algo == Algorithm::Direct) return runDirectReduction<T, Fn>(exec, fn, w, paths.board);
     if (w.proto == Protocol::LL) return runReductionSchedule<T, LlProtocol, Fn>(exec, fn, w, part, ring, tree);
     return runReductionSchedule<T, SimpleProtocol, Fn>(exec, fn, w, part, ring, tree);
   });

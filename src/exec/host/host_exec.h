@@ -65,14 +65,28 @@ class HostExec {
   bool waitAtLeast(const uint64_t* counter, uint64_t target, uint32_t* waiters) {
     return waitFor([&] { return loadAcquire(counter) >= target; }, counter, waiters);
   }
+  // The same, for a peer last seen running on CPU `peerCpu` (-1: unknown). When that is
+  // this thread's CPU, the peer can only publish once this thread lets it have the core,
+  // so spinning would only burn the time slice: the wait yields at once. (On a loaded
+  // machine the scheduler likes to wake a sleeper on its waker's CPU, and two ranks then
+  // share a core while the other is busy.)
+  bool waitAtLeastBeside(const uint64_t* counter, uint64_t target, uint32_t* waiters, int peerCpu) {
+    const bool sameCpu = peerCpu >= 0 && peerCpu == sched_getcpu();
+    return waitFor([&] { return loadAcquire(counter) >= target; }, counter, waiters, sameCpu);
+  }
 
   // Waits until ready() (which must become true only after *counter changes, e.g. LL flags
-  // written before the sender publishes its tail).
+  // written before the sender publishes its tail). `skipSpin`: go straight to yielding.
   template <typename Ready>
-  bool waitFor(Ready ready, const uint64_t* counter, uint32_t* waiters) {
-    if (ready()) return true;
+  bool waitFor(Ready ready, const uint64_t* counter, uint32_t* waiters, bool skipSpin = false) {
+    // A peer that is about to publish usually does within a few hundred cycles: look that
+    // long before reading the clock, which costs as much as the wait itself.
+    for (int i = 0; i < kQuickLooks && !skipSpin; ++i) {
+      if (ready()) return true;
+      cpuRelax();
+    }
     int64_t start = monotonicNs();
-    for (int i = 1;; ++i) {
+    for (int i = 1; !skipSpin; ++i) {
       cpuRelax();
       if (ready()) return true;
       if ((i & 63) == 0 && monotonicNs() - start > policy_.spinNs) break;
@@ -111,6 +125,7 @@ class HostExec {
   static void fenceRelease() {}
 
   bool failed() const { return failed_; }
+  static constexpr int kQuickLooks = 64;
   bool aborted() const { return braid::aborted(abort_); }
   // True once the deadline has passed; remembers `counter` as what was awaited.
   bool pastDeadline(const uint64_t* counter) {

@@ -35,6 +35,10 @@ class HostExecutor : public Executor {
   }
 
   Status prepareChannel(int channel, const ChannelLinks& links) override;
+  Status prepareBoard(const BoardView& board) override {
+    board_ = board;
+    return okStatus();
+  }
   Status launch(WorkBatch& batch) override;
   bool completesOnLaunch() const override { return true; }
   bool drain(double) override { return true; }  // launch returned: nothing runs any more
@@ -49,6 +53,7 @@ class HostExecutor : public Executor {
   ExecutorConfig config_;
   ChannelWorkers workers_;
   std::vector<HostChannel> channels_;
+  BoardView board_;                                                   // Direct collectives' (base null until prepared)
   std::vector<std::pair<const P2pWork*, const P2pWork*>> selfPairs_;  // of the running batch
 };
 
@@ -88,6 +93,12 @@ Status HostExecutor::launch(WorkBatch& batch) {
       if (!done) return BRAID_ERROR(ncclInternalError, "%s on one rank failed", collFuncName(coll.func));
       continue;
     }
+    if (coll.algo == Algorithm::Direct) {
+      if (!board_.base)
+        return BRAID_ERROR(ncclInternalError, "%s planned as Direct, no board prepared", collFuncName(coll.func));
+      nRun = std::max(nRun, 1);
+      continue;
+    }
     if (coll.nChannels > static_cast<int>(channels_.size())) {
       return BRAID_ERROR(ncclInternalError, "%s planned on %d channel(s), %zu prepared", collFuncName(coll.func),
                          coll.nChannels, channels_.size());
@@ -96,7 +107,8 @@ Status HostExecutor::launch(WorkBatch& batch) {
   }
   for (const P2pWork& p : batch.p2ps) nRun = std::max(nRun, p.channel + 1);
   if (nRun == 0) return okStatus();
-  BRAID_CHECK(pairSelfTransfers(batch.p2ps, config_.rank, &selfPairs_));
+  selfPairs_.clear();
+  if (!batch.p2ps.empty()) BRAID_CHECK(pairSelfTransfers(batch.p2ps, config_.rank, &selfPairs_));
   const int64_t deadlineNs =
       config_.timeoutSec > 0 ? monotonicNs() + static_cast<int64_t>(config_.timeoutSec * 1e9) : 0;
   const bool net = config_.netBegin && config_.netBegin();
@@ -141,11 +153,16 @@ Status HostExecutor::runChannel(int channel, const WorkBatch& batch, int64_t dea
 }
 
 bool HostExecutor::runCollOnChannel(HostExec& exec, int channel, const CollWork& coll) {
-  const HostChannel& ch = channels_[static_cast<size_t>(channel)];
+  // A batch of Direct collectives alone may run before any channel was prepared.
+  static const HostChannel kNoChannel;
+  const HostChannel& ch =
+      static_cast<size_t>(channel) < channels_.size() ? channels_[static_cast<size_t>(channel)] : kNoChannel;
   ChannelPart part;
   part.share = channelShare(coll.geometry, channel);
   if (ch.ring.order) part.rootIndex = ringIndexOf(ch.ring.order, ch.ring.nranks, coll.root);
-  return runCollectiveOnHost(exec, coll, part, ch.ring, ch.tree);
+  // Direct collectives run on channel 0's thread (planned on one channel), in the batch's
+  // order like the others.
+  return runCollectiveOnHost(exec, coll, part, HostPaths{ch.ring, ch.tree, board_});
 }
 
 // Why a channel's waits ended early: the deadline (naming whom it waited for) or an abort.
@@ -164,6 +181,11 @@ Status HostExecutor::waitFailure(const HostExec& exec, int channel, const WorkBa
     if (p.channel == channel) connectors.push_back(p.connector);
   }
   std::string waiting = "for another rank";
+  for (int r = 0; board_.base && r < board_.nranks; ++r) {
+    if (&board_.line(r, 0)->arrived != counter && &board_.line(r, 1)->arrived != counter) continue;
+    std::string peer = config_.describePeer ? config_.describePeer(r) : strFormat("rank %d", r);
+    waiting = "for " + peer + " to arrive at a Direct collective (SHM board)";
+  }
   for (Connector* c : connectors) {
     if (!c) continue;
     const uint64_t* watched = c->isSend() ? &c->sendView()->shared->head : &c->recvView()->shared->tail;

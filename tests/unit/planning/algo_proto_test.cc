@@ -48,6 +48,7 @@ std::string allWarnings(const Parsed& parsed) {
 TEST(AlgoProto, Names) {
   EXPECT_STREQ(algorithmName(Algorithm::Ring), "Ring");
   EXPECT_STREQ(algorithmName(Algorithm::Tree), "Tree");
+  EXPECT_STREQ(algorithmName(Algorithm::Direct), "Direct");
   EXPECT_STREQ(protocolName(Protocol::Simple), "Simple");
   EXPECT_STREQ(protocolName(Protocol::LL), "LL");
   EXPECT_STREQ(collFuncName(CollFunc::AllReduce), "AllReduce");
@@ -60,6 +61,10 @@ TEST(AlgoProto, Names) {
 TEST(AlgoProto, Applicability) {
   EXPECT_TRUE(algorithmApplies(CollFunc::AllReduce, Algorithm::Tree));
   EXPECT_TRUE(algorithmApplies(CollFunc::AllReduce, Algorithm::Ring));
+  for (CollFunc func : kCollectives) EXPECT_TRUE(algorithmApplies(func, Algorithm::Direct));
+  EXPECT_TRUE(pairApplies(Algorithm::Direct, Protocol::Simple));
+  EXPECT_FALSE(pairApplies(Algorithm::Direct, Protocol::LL));
+  EXPECT_TRUE(pairApplies(Algorithm::Ring, Protocol::LL));
   for (CollFunc func : {CollFunc::Broadcast, CollFunc::Reduce, CollFunc::AllGather, CollFunc::ReduceScatter}) {
     EXPECT_TRUE(algorithmApplies(func, Algorithm::Ring));
     EXPECT_FALSE(algorithmApplies(func, Algorithm::Tree));
@@ -217,7 +222,7 @@ TEST(AlgoProto, NothingRunnableFallsBackWithAWarning) {
     EXPECT_EQ(parsed.policy.explainInapplicable(func), "");
   }
 
-  parsed = algo("allreduce:^ring,tree");
+  parsed = algo("allreduce:^ring,tree,direct");
   ASSERT_EQ(parsed.warnings.size(), 1u) << allWarnings(parsed);
   EXPECT_TRUE(anyWarningContains(parsed, "for AllReduce;")) << allWarnings(parsed);
   EXPECT_EQ(parsed.policy.algorithms[static_cast<int>(CollFunc::AllReduce)], kAllAlgorithms);
@@ -240,14 +245,41 @@ TEST(AlgoProto, ForcedAlgorithmThatCannotApply) {
   Parsed parsed = algo("tree");
   EXPECT_TRUE(parsed.warnings.empty()) << allWarnings(parsed);
   EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::AllGather),
-            "NCCL_ALGO=tree does not apply to AllGather; using Ring");
-  EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllGather), algorithmBit(Algorithm::Ring));
+            "NCCL_ALGO=tree does not apply to AllGather; using Ring, Direct");
+  EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllGather),
+            algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Direct));
   EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::AllReduce), "");
   EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllReduce), algorithmBit(Algorithm::Tree));
   // The p2p path has nothing to explain.
   EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::SendRecv), "");
   EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::SendRecv), 0);
   for (CollFunc func : kCollectives) EXPECT_NE(parsed.policy.usableAlgorithms(func), 0);
+}
+
+// Direct is Braid's own name; a communicator that cannot run it (GPU mode, several hosts,
+// no shared memory) marks it unavailable, and forcing it then says why and falls back.
+TEST(AlgoProto, DirectParsesAndAnUnavailableDirectFallsBack) {
+  Parsed parsed = algo("direct");
+  EXPECT_TRUE(parsed.warnings.empty()) << allWarnings(parsed);
+  for (CollFunc func : kCollectives) {
+    EXPECT_EQ(parsed.policy.usableAlgorithms(func), algorithmBit(Algorithm::Direct));
+    EXPECT_EQ(parsed.policy.explainInapplicable(func), "");
+  }
+  parsed.policy.unavailable = algorithmBit(Algorithm::Direct);
+  parsed.policy.unavailableWhy = "Direct needs every rank on one host";
+  EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllGather), algorithmBit(Algorithm::Ring));
+  EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllReduce),
+            algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Tree));
+  EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::AllReduce),
+            "NCCL_ALGO=direct cannot run AllReduce on this communicator (Direct needs every rank on one host); using "
+            "Tree, Ring");
+  // Not forced: nothing to explain, and Direct is simply not among the choices.
+  Parsed plain = algo("");
+  plain.policy.unavailable = algorithmBit(Algorithm::Direct);
+  EXPECT_EQ(plain.policy.explainInapplicable(CollFunc::AllReduce), "");
+  EXPECT_EQ(plain.policy.usableAlgorithms(CollFunc::Broadcast), algorithmBit(Algorithm::Ring));
+  EXPECT_EQ(algo("^direct").policy.usableAlgorithms(CollFunc::AllReduce),
+            algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Tree));
 }
 
 TEST(AlgoProto, HalvesAreIndependent) {

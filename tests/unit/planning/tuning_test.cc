@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "planning/alg_selection.h"
 #include "planning/tuning.h"
 
 namespace braid {
@@ -23,6 +25,17 @@ TuningInputs multiNode(int nNodes, int perNode, int nChannels = 16) {
 TuningInputs singleNode(int nranks, int nChannels = 16) {
   return TuningInputs{nranks, 1, nranks, kNvLink, kNetwork, nChannels};
 }
+
+// Host mode on one host, as the planner describes it (shared memory within the host), with
+// Direct's board.
+TuningInputs hostModeOneHost(int nranks) {
+  TuningInputs in{nranks, 1, nranks, LinkModel{6.0, 1.0}, LinkModel{1.2, 25.0}, 4};
+  in.directSlotBytes = 64 * kKiB;
+  return in;
+}
+
+constexpr CollFunc kCollectiveFuncs[] = {CollFunc::Broadcast, CollFunc::Reduce, CollFunc::AllGather,
+                                         CollFunc::ReduceScatter, CollFunc::AllReduce};
 
 std::vector<size_t> sizes() {
   std::vector<size_t> out = {0};
@@ -260,6 +273,69 @@ TEST(Tuning, DegenerateInputsStayFinite) {
   AlgoChoice choice = chooseAlgorithm(CollFunc::AllReduce, kMiB, singleNode(1), policy);
   EXPECT_EQ(choice.algo, Algorithm::Ring);
   EXPECT_EQ(choice.proto, Protocol::Simple);
+}
+
+}  // namespace
+}  // namespace braid
+
+namespace braid {
+namespace {
+
+TEST(Tuning, DirectTakesSmallOperationsOnOneHostAndTheRingLargeOnes) {
+  AlgoProtoPolicy policy;
+  for (int nranks : {2, 4, 8}) {
+    TuningInputs in = hostModeOneHost(nranks);
+    for (CollFunc func : kCollectiveFuncs) {
+      AlgoChoice small = chooseAlgorithm(func, 64, in, policy);
+      // Two ranks' ring takes one hop for all but AllReduce (two): a tie at best.
+      if (nranks > 2 || func == CollFunc::AllReduce) {
+        EXPECT_EQ(small.algo, Algorithm::Direct) << collFuncName(func) << " " << nranks;
+        EXPECT_EQ(small.proto, Protocol::Simple);
+        EXPECT_EQ(small.nChannels, 1);
+      }
+      AlgoChoice large = chooseAlgorithm(func, 64 * kMiB, in, policy);
+      EXPECT_EQ(large.algo, Algorithm::Ring) << collFuncName(func) << " " << nranks;
+    }
+  }
+}
+
+TEST(Tuning, DirectNeedsItsBoardOneHostAndTheSimpleProtocol) {
+  TuningInputs in = hostModeOneHost(4);
+  EXPECT_TRUE(std::isfinite(predictTimeUs(CollFunc::AllReduce, Algorithm::Direct, Protocol::Simple, 8, in)));
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::AllReduce, Algorithm::Direct, Protocol::LL, 8, in)));
+  TuningInputs noBoard = in;
+  noBoard.directSlotBytes = 0;
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::AllReduce, Algorithm::Direct, Protocol::Simple, 8, noBoard)));
+  TuningInputs twoHosts = in;
+  twoHosts.nNodes = 2;
+  twoHosts.maxLocalRanks = 2;
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::AllReduce, Algorithm::Direct, Protocol::Simple, 8, twoHosts)));
+  // Pieces of a slot each cost a hop: more data than a slot holds costs more than one.
+  double oneSlot = predictTimeUs(CollFunc::Broadcast, Algorithm::Direct, Protocol::Simple, 64 * kKiB, in);
+  double twoSlots = predictTimeUs(CollFunc::Broadcast, Algorithm::Direct, Protocol::Simple, 64 * kKiB + 1, in);
+  EXPECT_GT(twoSlots - oneSlot, 0.4);
+}
+
+TEST(Tuning, DirectOnlyWhereThePolicyAndTheProtocolAllowIt) {
+  TuningInputs in = hostModeOneHost(2);
+  std::vector<std::string> warnings;
+  AlgoProtoPolicy ringOnly;
+  ASSERT_TRUE(parseAlgoPolicy("ring", &ringOnly, &warnings).ok());
+  EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, 8, in, ringOnly).algo, Algorithm::Ring);
+  AlgoProtoPolicy llOnly;
+  ASSERT_TRUE(parseProtoPolicy("ll", &llOnly, &warnings).ok());
+  EXPECT_NE(chooseAlgorithm(CollFunc::AllReduce, 8, in, llOnly).algo, Algorithm::Direct);
+  // Direct forced with LL only: nothing of that runs, so the ring with LL does.
+  AlgoProtoPolicy directLl = llOnly;
+  ASSERT_TRUE(parseAlgoPolicy("direct", &directLl, &warnings).ok());
+  AlgoChoice fallback = chooseAlgorithm(CollFunc::AllReduce, 8, in, directLl);
+  EXPECT_EQ(fallback.algo, Algorithm::Ring);
+  EXPECT_EQ(fallback.proto, Protocol::LL);
+  EXPECT_TRUE(std::isfinite(fallback.predictedUs));
+  EXPECT_TRUE(warnings.empty());
+  // A call's own selection names NCCL's rows, none of which is Direct.
+  EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, 8, in, AlgoProtoPolicy(), pairBit(Algorithm::Ring, Protocol::LL)).algo,
+            Algorithm::Ring);
 }
 
 }  // namespace
