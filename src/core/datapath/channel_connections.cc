@@ -329,8 +329,6 @@ void ChannelConnections::close(bool drain, double drainSeconds) {
   releasableBytes_.store(0);
 }
 
-void ChannelConnections::release(double drainSeconds) { close(true, drainSeconds); }
-
 void ChannelConnections::abandon() {
   proxyForThreads_.store(nullptr);
   proxy_.reset();  // its thread ends; the connections it moved stay

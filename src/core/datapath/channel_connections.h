@@ -63,11 +63,10 @@ class ChannelConnections {
   // Bytes the connectors hold (host memory in host mode, device memory in GPU mode).
   uint64_t releasableBytes() const { return releasableBytes_.load(); }
 
-  // ncclCommSuspend: data of completed operations leaves through the network (at most
-  // `drainSeconds`), then every connector, the proxy and the backend go. The P2P decisions
-  // and the ring geometry stay; connections are made again at first use.
-  void release(double drainSeconds);
-  // Destroy: as release, without the drain when `drain` is false (an aborted communicator).
+  // Data of completed operations leaves through the network (at most `drainSeconds`; not
+  // at all when `drain` is false: an aborted communicator), then every connector, the
+  // board, the proxy and the backend go. The P2P decisions and the ring geometry stay;
+  // connections are made again at first use (ncclCommSuspend, then resume).
   void close(bool drain, double drainSeconds);
   // Kernels may still run on the connections: the proxy's thread ends, everything it and
   // the kernels reach stays allocated (leaked on purpose).

@@ -23,7 +23,7 @@ Status DataPath::releaseForSuspend() {
   // before its barrier). The GPU executor's monitor ends the proxy's activity brackets
   // before the proxy goes; the host executor's workers end.
   executor_.reset();
-  connections_->release(kSuspendDrainSeconds);
+  connections_->close(true, kSuspendDrainSeconds);
   BRAID_INFO(kLogInit, "comm %p rank %d: released %llu bytes of connection buffers, the connections and their threads",
              static_cast<void*>(&comm_), comm_.rank, static_cast<unsigned long long>(released));
   return okStatus();

@@ -32,21 +32,31 @@ bool arriveOnBoard(HostExec& exec, const BoardView& board, uint64_t op);
 // Broadcast and AllGather on the board. False when a wait ended early.
 bool runDirectDataOnly(HostExec& exec, const CollWork& work, const BoardView& board);
 
-// dst = post(pre(srcs[0]) op pre(srcs[1]) op ...), left to right in the order given, so
-// every rank that reduces the same inputs gets the same bits. The element loops take at
-// most four inputs at a time: further ones are folded into dst, whose pre-operation is
-// already applied.
+// dst = post(srcs[0] op srcs[1] op ...), left to right in the order given, so every rank
+// that reduces the same inputs gets the same bits. The sources are slots, whose owners
+// applied their own pre-operation already (PreMulSum's scalar is each rank's own). The
+// element loops take at most four inputs at a time: further ones are folded into dst.
 template <typename T, typename Fn>
 void reduceInOrder(const Fn& fn, T* dst, const T* const* srcs, int nSrcs, size_t count) {
   constexpr int kMaxSrcs = 4;
   const int first = std::min(nSrcs, kMaxSrcs);
-  reduceElements(fn, dst, static_cast<T*>(nullptr), srcs, first, ~0u, first == nSrcs, count);
+  reduceElements(fn, dst, static_cast<T*>(nullptr), srcs, first, 0u, first == nSrcs, count);
   for (int done = first; done < nSrcs;) {
     const T* group[kMaxSrcs] = {dst};
     const int take = std::min(nSrcs - done, kMaxSrcs - 1);
     for (int i = 0; i < take; ++i) group[1 + i] = srcs[done + i];
     done += take;
-    reduceElements(fn, dst, static_cast<T*>(nullptr), group, 1 + take, ~1u, done == nSrcs, count);
+    reduceElements(fn, dst, static_cast<T*>(nullptr), group, 1 + take, 0u, done == nSrcs, count);
+  }
+}
+
+// A rank's contribution into its slot, with its own pre-operation applied.
+template <typename T, typename Fn>
+void contribute(const Fn& fn, T* slot, const T* input, size_t count) {
+  if constexpr (Fn::kHasPreOp) {
+    copyElements(fn, slot, static_cast<T*>(nullptr), input, count, true, false);
+  } else {
+    std::memcpy(slot, input, count * sizeof(T));
   }
 }
 
@@ -71,11 +81,10 @@ bool runDirectReduction(HostExec& exec, const Fn& fn, const CollWork& w, const B
     T* slot = reinterpret_cast<T*>(b.slot(b.rank, op, slotUse));
     if (scatter) {
       for (int blk = 0; blk < n; ++blk) {
-        std::memcpy(slot + static_cast<size_t>(blk) * count, send + static_cast<size_t>(blk) * w.count + off,
-                    count * sizeof(T));
+        contribute(fn, slot + static_cast<size_t>(blk) * count, send + static_cast<size_t>(blk) * w.count + off, count);
       }
     } else {
-      std::memcpy(slot, send + off, count * sizeof(T));
+      contribute(fn, slot, send + off, count);
     }
     if (!arriveOnBoard(exec, b, op)) return false;
     if (w.func == CollFunc::Reduce && b.rank != w.root) continue;
