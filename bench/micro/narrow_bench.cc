@@ -27,7 +27,7 @@ constexpr const char* kNoLevel = "-";  // float's cases have no level
 
 std::vector<SimdLevel> levelsOfThisCpu() {
   std::vector<SimdLevel> levels = {SimdLevel::kNone};
-  for (SimdLevel level : {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16}) {
+  for (SimdLevel level : {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16, SimdLevel::kAvx512Vbmi}) {
     if (narrow_simd::tableFor(level) != nullptr) levels.push_back(level);
   }
   return levels;

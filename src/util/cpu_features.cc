@@ -12,7 +12,8 @@ namespace {
 
 const StringParam kSimd("BRAID_SIMD", "auto",
                         "vector instructions the host-mode reductions of half, bfloat16 and fp8 may use: auto, "
-                        "avx512_bf16, avx512, avx2 or none (portable code; the results are the same bits)");
+                        "avx512_vbmi, avx512_bf16, avx512, avx2 or none (portable code; the results are the same "
+                        "bits)");
 
 CpuFeatures detect() {
   CpuFeatures f;
@@ -25,6 +26,7 @@ CpuFeatures detect() {
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
   f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
+  f.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
   f.avx512fp16 = __builtin_cpu_supports("avx512fp16");
 #endif
   return f;
@@ -48,7 +50,8 @@ const CpuFeatures& cpuFeatures() {
 
 SimdLevel supportedSimdLevel(const CpuFeatures& f) {
   if (f.avx512f && f.avx512bw && f.avx512vl && f.f16c) {
-    return f.avx512bf16 ? SimdLevel::kAvx512Bf16 : SimdLevel::kAvx512;
+    if (!f.avx512bf16) return SimdLevel::kAvx512;
+    return f.avx512vbmi ? SimdLevel::kAvx512Vbmi : SimdLevel::kAvx512Bf16;
   }
   if (f.avx2 && f.f16c) return SimdLevel::kAvx2;
   return SimdLevel::kNone;
@@ -64,6 +67,8 @@ const char* simdLevelName(SimdLevel level) {
       return "avx512";
     case SimdLevel::kAvx512Bf16:
       return "avx512_bf16";
+    case SimdLevel::kAvx512Vbmi:
+      return "avx512_vbmi";
   }
   return "unknown";
 }
@@ -81,6 +86,7 @@ std::string describeCpuFeatures(const CpuFeatures& f) {
   add(f.avx512bw, "avx512bw");
   add(f.avx512vl, "avx512vl");
   add(f.avx512bf16, "avx512_bf16");
+  add(f.avx512vbmi, "avx512_vbmi");
   add(f.avx512fp16, "avx512_fp16");
   return out.empty() ? "none" : out;
 }
@@ -92,7 +98,8 @@ bool parseSimdLevel(const std::string& text, SimdLevel* level, bool* isAuto) {
     *isAuto = true;
     return true;
   }
-  for (SimdLevel candidate : {SimdLevel::kNone, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16}) {
+  for (SimdLevel candidate :
+       {SimdLevel::kNone, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16, SimdLevel::kAvx512Vbmi}) {
     if (equalsIgnoreCase(word, simdLevelName(candidate))) {
       *level = candidate;
       return true;
@@ -109,8 +116,10 @@ SimdLevel configuredSimdLevel() {
   bool isAuto = true;
   if (!parseSimdLevel(text, &wanted, &isAuto)) {
     if (firstReport("invalid " + text)) {
-      BRAID_WARN("BRAID_SIMD=%s is not one of auto, avx512_bf16, avx512, avx2, none; using auto (%s on this CPU)",
-                 text.c_str(), simdLevelName(supported));
+      BRAID_WARN(
+          "BRAID_SIMD=%s is not one of auto, avx512_vbmi, avx512_bf16, avx512, avx2, none; using auto (%s on this "
+          "CPU)",
+          text.c_str(), simdLevelName(supported));
     }
     return supported;
   }

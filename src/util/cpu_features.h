@@ -14,6 +14,7 @@ struct CpuFeatures {
   bool avx512bw = false;  // 8- and 16-bit lanes, masked byte/word loads and stores
   bool avx512vl = false;  // AVX-512 instructions on 128- and 256-bit registers
   bool avx512bf16 = false;
+  bool avx512vbmi = false;  // byte permutes across a whole register (vpermb, vpermi2b)
   bool avx512fp16 = false;
 };
 
@@ -23,7 +24,8 @@ enum class SimdLevel : int {
   kNone = 0,        // portable C++ only (what the compiler makes of it for the baseline ISA)
   kAvx2 = 1,        // AVX2 + F16C, 8 floats per vector
   kAvx512 = 2,      // AVX-512 F/BW/VL + F16C, 16 floats per vector, masked tails
-  kAvx512Bf16 = 3,  // the same + AVX-512 BF16 (its float -> bfloat16 conversion)
+  kAvx512Bf16 = 3,  // the same + AVX-512 BF16 (its float -> bfloat16 conversion, bfloat16 dot products)
+  kAvx512Vbmi = 4,  // the same + AVX-512 VBMI (byte permutes: fp8 through lookup tables)
 };
 
 // The running CPU's features, as the OS lets them be used (AVX-512 state enabled).
@@ -33,7 +35,7 @@ const CpuFeatures& cpuFeatures();
 // The highest level `features` support.
 SimdLevel supportedSimdLevel(const CpuFeatures& features);
 
-// "none", "avx2", "avx512", "avx512_bf16".
+// "none", "avx2", "avx512", "avx512_bf16", "avx512_vbmi".
 const char* simdLevelName(SimdLevel level);
 
 // "f16c avx2 avx512f ..." (the features present), for log lines; "none" when none.

@@ -1,8 +1,9 @@
-// The AVX2 + F16C kernels of narrow_simd.h, for CPUs without AVX-512: 8 elements per
-// vector, tails through a small buffer. The conversions are those of narrow_simd_avx512.h
-// (see there why each gives numeric_types.h's bits) on 256- and 128-bit registers. AVX2 has
-// no unsigned comparisons, so they are signed, which is right here because every value
-// compared is a float or half magnitude (below 2^31, 2^15).
+// The AVX2 + F16C kernels of narrow_simd.h, for CPUs without AVX-512: half and bfloat16 8
+// elements per vector, tails through a small buffer, with the conversions of
+// narrow_simd_avx512.h (see there why each gives numeric_types.h's bits) on 256- and
+// 128-bit registers; fp8 with the codecs of narrow_simd_avx2.h. AVX2 has no unsigned
+// comparisons, so they are signed, which is right here because every value compared is a
+// float or half magnitude (below 2^31, 2^15).
 #include "kernels/reduce/narrow_simd_table.h"
 
 #if defined(__x86_64__)
@@ -14,11 +15,12 @@
 #include <cstring>
 
 #include "kernels/reduce/functors.h"
+#include "kernels/reduce/narrow_simd_avx2.h"
 #include "kernels/reduce/numeric_types.h"
 
 #define BRAID_SIMD_NS avx2
 #define BRAID_SIMD_TARGET __attribute__((target("avx2,f16c")))
-#define BRAID_SIMD_INLINE inline __attribute__((always_inline, target("avx2,f16c")))
+#define BRAID_SIMD_INLINE BRAID_AVX2_INLINE
 
 namespace braid::narrow_simd::BRAID_SIMD_NS {
 
@@ -39,56 +41,19 @@ struct Lanes8 {
 BRAID_SIMD_INLINE __m256i splat(uint32_t x) { return _mm256_set1_epi32(static_cast<int>(x)); }
 BRAID_SIMD_INLINE __m256i signedAbove(__m256i a, uint32_t b) { return _mm256_cmpgt_epi32(a, splat(b)); }
 
-// A 32-bit lane mask as 8 16-bit lanes, and as 8 bytes (in the low half).
+// A 32-bit lane mask as 8 16-bit lanes.
 BRAID_SIMD_INLINE __m128i wordMask(Mask m) {
   const __m256i bits = _mm256_castps_si256(m);
   return _mm_packs_epi32(_mm256_castsi256_si128(bits), _mm256_extracti128_si256(bits, 1));
 }
-BRAID_SIMD_INLINE __m128i byteMask(Mask m) {
-  const __m128i words = wordMask(m);
-  return _mm_packs_epi16(words, words);
-}
-
 // 32-bit lanes that hold values below 2^16, packed to 8 words.
 BRAID_SIMD_INLINE __m128i packWords(__m256i v) {
   return _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
 }
 
-BRAID_SIMD_INLINE __m128i splat16(uint16_t x) { return _mm_set1_epi16(static_cast<short>(x)); }
-
-// The float rounded to a half's precision, to odd: truncated, the last bit set if inexact.
-BRAID_SIMD_INLINE __m128i halfRoundedToOdd(__m256 f) {
-  const __m128i truncated = _mm256_cvtps_ph(f, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __m128i inexact = wordMask(_mm256_cmp_ps(_mm256_cvtph_ps(truncated), f, _CMP_NEQ_UQ));
-  return _mm_or_si128(truncated, _mm_and_si128(inexact, splat16(1)));
-}
-
-// narrow_simd_avx512.h's halfToByteFormat on 8 lanes (the bytes in the low half).
-template <int kDrop, uint16_t kMaxFinite, uint16_t kQuietNan, bool kKeepPayload>
-BRAID_SIMD_INLINE __m128i halfToByteFormat(__m128i h) {
-  const __m128i sign = _mm_and_si128(_mm_srli_epi16(h, 8), splat16(0x80));
-  const __m128i mag = _mm_and_si128(h, splat16(0x7fff));
-  const __m128i lowestKept = _mm_and_si128(_mm_srli_epi16(mag, kDrop), splat16(1));
-  const __m128i rounded =
-      _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(mag, splat16((1u << (kDrop - 1)) - 1)), lowestKept), kDrop);
-  __m128i nan = splat16(kQuietNan);
-  if constexpr (kKeepPayload) nan = _mm_or_si128(nan, _mm_srli_epi16(mag, kDrop));
-  const __m128i isNanHalf = _mm_cmpgt_epi16(mag, splat16(0x7c00));
-  const __m128i enc = _mm_blendv_epi8(_mm_min_epu16(rounded, splat16(kMaxFinite)), nan, isNanHalf);
-  const __m128i bytes = _mm_or_si128(enc, sign);
-  return _mm_packus_epi16(bytes, bytes);
-}
-
-// Loads and stores of n < 8 elements go through a zeroed buffer.
-template <class T, class Bits>
-BRAID_SIMD_INLINE Bits loadPartial(const T* p, size_t n) {
-  Bits v = _mm_setzero_si128();
-  memcpy(&v, p, n * sizeof(T));
-  return v;
-}
-template <class T, class Bits>
-BRAID_SIMD_INLINE void storePartial(T* p, Bits v, size_t n) {
-  memcpy(p, &v, n * sizeof(T));
+// Floats to halves, rounding to nearest even (as the instruction says, not MXCSR).
+BRAID_SIMD_INLINE __m128i floatToHalf(__m256 f) {
+  return _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
 // 8 16-bit elements in a 128-bit register.
@@ -97,25 +62,11 @@ struct WordCodec : Lanes8 {
   using Elem = T;
   using Bits = __m128i;
   static BRAID_SIMD_INLINE Bits load(const T* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
-  static BRAID_SIMD_INLINE Bits loadN(const T* p, size_t n) { return loadPartial<T, Bits>(p, n); }
+  static BRAID_SIMD_INLINE Bits loadN(const T* p, size_t n) { return loadPartial<Bits>(p, n); }
   static BRAID_SIMD_INLINE void store(T* p, Bits v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
   static BRAID_SIMD_INLINE void storeN(T* p, Bits v, size_t n) { storePartial(p, v, n); }
   static BRAID_SIMD_INLINE Bits select(Mask m, Bits ifClear, Bits ifSet) {
     return _mm_blendv_epi8(ifClear, ifSet, wordMask(m));
-  }
-};
-
-// 8 8-bit elements in the low half of a 128-bit register.
-template <class T>
-struct ByteCodec : Lanes8 {
-  using Elem = T;
-  using Bits = __m128i;
-  static BRAID_SIMD_INLINE Bits load(const T* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
-  static BRAID_SIMD_INLINE Bits loadN(const T* p, size_t n) { return loadPartial<T, Bits>(p, n); }
-  static BRAID_SIMD_INLINE void store(T* p, Bits v) { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), v); }
-  static BRAID_SIMD_INLINE void storeN(T* p, Bits v, size_t n) { storePartial(p, v, n); }
-  static BRAID_SIMD_INLINE Bits select(Mask m, Bits ifClear, Bits ifSet) {
-    return _mm_blendv_epi8(ifClear, ifSet, byteMask(m));
   }
 };
 
@@ -125,9 +76,7 @@ struct Codec;
 template <>
 struct Codec<half> : WordCodec<half> {
   static BRAID_SIMD_INLINE Floats widen(Bits v) { return _mm256_cvtph_ps(v); }
-  static BRAID_SIMD_INLINE Bits narrow(Floats f) {
-    return _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
+  static BRAID_SIMD_INLINE Bits narrow(Floats f) { return floatToHalf(f); }
 };
 
 template <>
@@ -142,28 +91,6 @@ struct Codec<bfloat16> : WordCodec<bfloat16> {
     const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), splat(0x40));
     const __m256i nan = signedAbove(_mm256_and_si256(u, splat(~numeric_detail::kFloatSign)), numeric_detail::kFloatInf);
     return packWords(_mm256_blendv_epi8(rounded, quiet, nan));
-  }
-};
-
-template <>
-struct Codec<fp8e5m2> : ByteCodec<fp8e5m2> {
-  static BRAID_SIMD_INLINE Floats widen(Bits v) { return _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(v), 8)); }
-  static BRAID_SIMD_INLINE Bits narrow(Floats f) { return halfToByteFormat<8, 0x7b, 0x7e, true>(halfRoundedToOdd(f)); }
-};
-
-template <>
-struct Codec<fp8e4m3> : ByteCodec<fp8e4m3> {
-  static BRAID_SIMD_INLINE Floats widen(Bits v) {
-    const __m128i x = _mm_cvtepu8_epi16(v);
-    const __m128i magnitude = _mm_and_si128(x, _mm_set1_epi16(0x7f));
-    const __m128i sign = _mm_slli_epi16(_mm_and_si128(x, _mm_set1_epi16(0x80)), 8);
-    const __m128i scaled = _mm_or_si128(_mm_slli_epi16(magnitude, 7), sign);
-    const __m128i nan = _mm_cmpeq_epi16(magnitude, _mm_set1_epi16(0x7f));
-    const __m128i h = _mm_blendv_epi8(scaled, _mm_or_si128(sign, _mm_set1_epi16(0x7e00)), nan);
-    return _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.0f));
-  }
-  static BRAID_SIMD_INLINE Bits narrow(Floats f) {
-    return halfToByteFormat<7, 0x7e, 0x7f, false>(halfRoundedToOdd(_mm256_mul_ps(f, _mm256_set1_ps(1.0f / 256))));
   }
 };
 
@@ -182,8 +109,8 @@ const KernelTable* avx2Table() {
     KernelTable t{SimdLevel::kAvx2, {}};
     avx2::fillRow<avx2::Codec<half>>(t.kernels[static_cast<int>(Type::kHalf)]);
     avx2::fillRow<avx2::Codec<bfloat16>>(t.kernels[static_cast<int>(Type::kBfloat16)]);
-    avx2::fillRow<avx2::Codec<fp8e4m3>>(t.kernels[static_cast<int>(Type::kFp8e4m3)]);
-    avx2::fillRow<avx2::Codec<fp8e5m2>>(t.kernels[static_cast<int>(Type::kFp8e5m2)]);
+    avx2::fillRow<avx2::Fp8Codec<fp8e4m3>, avx2::Fp8Order<fp8e4m3>>(t.kernels[static_cast<int>(Type::kFp8e4m3)]);
+    avx2::fillRow<avx2::Fp8Codec<fp8e5m2>, avx2::Fp8Order<fp8e5m2>>(t.kernels[static_cast<int>(Type::kFp8e5m2)]);
     return t;
   }();
   return &table;

@@ -1,26 +1,41 @@
-// The AVX-512 pieces of the narrow-float kernels (narrow_simd.h), for the two files that
-// build kernels from them: narrow_simd_avx512.cc (AVX-512 F/BW/VL + F16C) and
-// narrow_simd_avx512_bf16.cc (the same, with AVX-512 BF16's conversion for bfloat16).
+// The AVX-512 pieces of the narrow-float kernels (narrow_simd.h), for the files that build
+// kernels from them: narrow_simd_avx512.cc (AVX-512 F/BW/VL + F16C),
+// narrow_simd_avx512_bf16.cc (the same, with AVX-512 BF16's conversion for bfloat16) and
+// narrow_simd_avx512_vbmi.cc (its fp8 max and min, and the rounding argument below).
 // Include it nowhere else: it defines functions for an instruction set the library's
 // baseline lacks (each carries its target attribute, so they run only where chosen).
 //
 // 16 elements per vector (32 for bfloat16); tails go through masked loads and stores. The
-// conversions give
-// numeric_types.h's bits for every input (checked over all 2^32 floats, in every MXCSR
-// flush mode, when they were written; the unit tests check them through the kernels):
+// conversions give numeric_types.h's bits (half and bfloat16 for every input, checked over
+// all 2^32 floats in every MXCSR flush mode when they were written; the unit tests check
+// them through the kernels):
 //  * half: F16C's vcvtph2ps / vcvtps2ph, rounding to nearest even as the instruction says
 //    (not MXCSR). Both handle subnormals, infinities and NaNs as numeric_types.h does.
 //  * bfloat16: 32 elements per vector, as loaded: the even ones widen by a 16-bit shift,
 //    the odd ones by clearing their neighbour's bits (no shuffle); narrowing rounds with
 //    integer operations as toBfloat16 does, and puts each half back in its place.
 //  * fp8: widened through half (E5M2 is half's upper byte; E4M3 rebiased into a half is
-//    its value times 2^-8, subnormals included, and times 2^8 in float is exact; its NaN,
-//    S.1111.111, becomes half's quiet NaN). Narrowed through half rounded to odd: vcvtps2ph
-//    truncating, then the last bit set when that was inexact. Rounding that to the fp8
-//    format's nearest even is then the correct rounding of the float (half keeps at least
-//    two bits more than E4M3 and E5M2 at every magnitude, down to its subnormals), and in
-//    16-bit lanes it is a bfloat16-like shift. E4M3 is scaled by 2^-8 first, which makes
-//    half's exponent field E4M3's.
+//    its value times 2^-8, subnormals included, and stays so in float: sums of scaled
+//    values are the scaled sums, products are multiplied back by 2^8 and PreMulSum's
+//    scalar is scaled too, all exactly; its NaN, S.1111.111, becomes half's quiet NaN).
+//    Narrowed by vcvtps2ph, rounding to nearest even, then to the fp8 format's nearest
+//    even in 16-bit lanes, a bfloat16-like shift (E4M3's scaling makes half's exponent
+//    field E4M3's).
+//
+// Rounding twice, to half and then to fp8, is not the correct rounding of every float,
+// but it is of every float these kernels narrow to fp8: each is the sum or the product of
+// two fp8 values (a chain narrows after every step, and PreMulSum's pre-op is a product),
+// and such a value is never within half's rounding error of a midpoint between two fp8
+// neighbours unless it is that midpoint. Half keeps 7 bits more than E4M3 and 8 more than
+// E5M2, in the subnormal range too. A product has at most 8 significant bits, so the
+// float product is exact and so is its half unless it is below fp8's smallest subnormal,
+// where it rounds the same way. A sum's operands lie on fp8's grid: the exact sum is a
+// midpoint or lies at least the smaller operand's grid step away from one; and a step
+// below half's ulp means an operand under an eighth of fp8's step at the sum, so that the
+// sum lies that close to the larger operand, which is at least half a step from every
+// midpoint (E5M2's float sum is rounded once more, by far less). narrow_simd_test checks
+// it exhaustively: all 65,536 pairs of each format for every operation and every pre-op
+// scalar, in every MXCSR flush mode.
 #pragma once
 
 #if !defined(__x86_64__)
@@ -74,17 +89,10 @@ BRAID_AVX512_INLINE __m512i roundToBfloat16High(__m512 f) {
   return _mm512_mask_or_epi32(rounded, nan, u, splat32(numeric_detail::kFloatQuiet));
 }
 
-// The float rounded to a half's precision, to odd (see the header comment).
-BRAID_AVX512_INLINE __m256i halfRoundedToOdd(__m512 f) {
-  const __m256i truncated = _mm512_cvtps_ph(f, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __mmask16 inexact = _mm512_cmp_ps_mask(halfToFloat(truncated), f, _CMP_NEQ_UQ);
-  return _mm256_mask_blend_epi16(inexact, truncated, _mm256_or_si256(truncated, splat16(1)));
-}
-
-// A half rounded to odd, to an 8-bit format that is half's top bits once its exponent field
-// lines up (E5M2 as it is, E4M3 after the 2^-8 scaling): drop kDrop bits rounding to
-// nearest even, saturate at kMaxFinite (fp8 never overflows to infinity, as NCCL's
-// SATFINITE), NaN to kQuietNan (with the top payload bits when kKeepPayload).
+// A half, to an 8-bit format that is half's top bits once its exponent field lines up
+// (E5M2 as it is, E4M3 after the 2^-8 scaling): drop kDrop bits rounding to nearest even,
+// saturate at kMaxFinite (fp8 never overflows to infinity, as NCCL's SATFINITE), NaN to
+// kQuietNan (with the top payload bits when kKeepPayload).
 template <int kDrop, uint16_t kMaxFinite, uint16_t kQuietNan, bool kKeepPayload>
 BRAID_AVX512_INLINE __m128i halfToByteFormat(__m256i h) {
   const __m256i sign = _mm256_and_si256(_mm256_srli_epi16(h, 8), splat16(0x80));
@@ -192,11 +200,10 @@ struct Codec<bfloat16> : Bfloat16Lanes {
 template <>
 struct Codec<fp8e5m2> : ByteCodec<fp8e5m2> {
   static BRAID_AVX512_INLINE Floats widen(Bits v) { return halfToFloat(_mm256_slli_epi16(_mm256_cvtepu8_epi16(v), 8)); }
-  static BRAID_AVX512_INLINE Bits narrow(Floats f) {
-    return halfToByteFormat<8, 0x7b, 0x7e, true>(halfRoundedToOdd(f));
-  }
+  static BRAID_AVX512_INLINE Bits narrow(Floats f) { return halfToByteFormat<8, 0x7b, 0x7e, true>(floatToHalf(f)); }
 };
 
+// E4M3's Floats are its values times 2^-8 (see the header comment).
 template <>
 struct Codec<fp8e4m3> : ByteCodec<fp8e4m3> {
   static BRAID_AVX512_INLINE Floats widen(Bits v) {
@@ -205,12 +212,13 @@ struct Codec<fp8e4m3> : ByteCodec<fp8e4m3> {
     const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(x, splat16(0x80)), 8);
     const __m256i scaled = _mm256_or_si256(_mm256_slli_epi16(magnitude, 7), sign);
     const __mmask16 nan = _mm256_cmpeq_epi16_mask(magnitude, splat16(0x7f));
-    const __m256i h = _mm256_mask_blend_epi16(nan, scaled, _mm256_or_si256(sign, splat16(0x7e00)));
-    return _mm512_mul_ps(halfToFloat(h), _mm512_set1_ps(256.0f));
+    return halfToFloat(_mm256_mask_blend_epi16(nan, scaled, _mm256_or_si256(sign, splat16(0x7e00))));
   }
-  static BRAID_AVX512_INLINE Bits narrow(Floats f) {
-    return halfToByteFormat<7, 0x7e, 0x7f, false>(halfRoundedToOdd(_mm512_mul_ps(f, _mm512_set1_ps(1.0f / 256))));
+  static BRAID_AVX512_INLINE Bits narrow(Floats f) { return halfToByteFormat<7, 0x7e, 0x7f, false>(floatToHalf(f)); }
+  static BRAID_AVX512_INLINE Floats mul(Floats a, Floats b) {
+    return _mm512_mul_ps(_mm512_mul_ps(a, b), _mm512_set1_ps(256.0f));
   }
+  static BRAID_AVX512_INLINE Floats broadcast(float x) { return _mm512_set1_ps(x / 256); }
 };
 
 // Max and min of fp8 without floats, 64 elements per vector. For numbers the order of the

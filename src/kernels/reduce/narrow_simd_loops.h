@@ -1,6 +1,7 @@
 // The loops of the vectorised narrow-float kernels (narrow_simd.h), written once for every
 // instruction set. No include guard: each instruction set's file (narrow_simd_avx512.cc,
-// narrow_simd_avx512_bf16.cc, narrow_simd_avx2.cc) includes it once, after defining
+// narrow_simd_avx512_bf16.cc, narrow_simd_avx512_vbmi.cc, narrow_simd_avx2.cc) includes it
+// once, after defining
 //   BRAID_SIMD_NS      a namespace of its own, where it has defined the pieces below;
 //   BRAID_SIMD_INLINE  "inline" plus always_inline and that instruction set's target
 //                      attribute (every function here carries it, to inline intrinsics);
@@ -16,7 +17,10 @@
 //   static Mask greater(Floats a, Floats b) (a > b, false where either is NaN),
 //     isNan(Floats); Bits select(Mask m, Bits ifClear, Bits ifSet);
 // or, for max and min alone, static Bits maxOf(Bits, Bits) and minOf(Bits, Bits) with
-// functor_detail::maxOf's and minOf's results.
+// functor_detail::maxOf's and minOf's results. A codec may also bring whole operations,
+// used instead of the float steps where present (each with the scalar functor's results):
+//   static Bits sum(Bits, Bits), product(Bits, Bits);
+//   PreOp, PreMulSum's pre-op: PreOp(scalarBits) once per call, then Bits apply(Bits).
 // It defines fillRow<Arithmetic, Order = Arithmetic>(row): the five kernels of one type,
 // in RedOpKind order, max and min from the Order codec.
 //
@@ -26,7 +30,8 @@
 
 namespace braid::narrow_simd::BRAID_SIMD_NS {
 
-// PreMulSum's scalar, widened once per call; nothing for the other operations.
+// PreMulSum's scalar, widened once per call (or the codec's own pre-op, made once per call);
+// nothing for the other operations.
 template <class C, RedOpKind kOp>
 struct PreScalar {
   struct Type {};
@@ -41,19 +46,39 @@ struct PreScalar<C, RedOpKind::PreMulSum> {
     return C::broadcast(toFloat(scalar));
   }
 };
+template <class C>
+requires requires { typename C::PreOp; }
+struct PreScalar<C, RedOpKind::PreMulSum> {
+  using Type = typename C::PreOp;
+  static BRAID_SIMD_INLINE Type make(uint32_t scalarBits) { return Type(scalarBits); }
+};
 
 template <class C, RedOpKind kOp>
 struct VecFunc {
   using Bits = typename C::Bits;
   typename PreScalar<C, kOp>::Type scalar;
 
-  BRAID_SIMD_INLINE Bits pre(Bits x) const { return C::narrow(C::mul(C::widen(x), scalar)); }
+  BRAID_SIMD_INLINE Bits pre(Bits x) const {
+    if constexpr (requires { typename C::PreOp; }) {
+      return scalar.apply(x);
+    } else {
+      return C::narrow(C::mul(C::widen(x), scalar));
+    }
+  }
 
   BRAID_SIMD_INLINE Bits operator()(Bits a, Bits b) const {
     if constexpr (kOp == RedOpKind::Sum || kOp == RedOpKind::PreMulSum) {
-      return C::narrow(C::add(C::widen(a), C::widen(b)));
+      if constexpr (requires { C::sum(a, b); }) {
+        return C::sum(a, b);
+      } else {
+        return C::narrow(C::add(C::widen(a), C::widen(b)));
+      }
     } else if constexpr (kOp == RedOpKind::Prod) {
-      return C::narrow(C::mul(C::widen(a), C::widen(b)));
+      if constexpr (requires { C::product(a, b); }) {
+        return C::product(a, b);
+      } else {
+        return C::narrow(C::mul(C::widen(a), C::widen(b)));
+      }
     } else if constexpr (kOp == RedOpKind::Max) {
       if constexpr (requires { C::maxOf(a, b); }) {
         return C::maxOf(a, b);

@@ -81,7 +81,7 @@ bool isNan(T x) {
 // The levels with vector code on this CPU and in this build.
 std::vector<SimdLevel> vectorLevels() {
   std::vector<SimdLevel> levels;
-  for (SimdLevel level : {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16}) {
+  for (SimdLevel level : {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16, SimdLevel::kAvx512Vbmi}) {
     if (narrow_simd::tableFor(level) != nullptr) levels.push_back(level);
   }
   return levels;
@@ -433,6 +433,10 @@ TEST(NarrowSimdEnv, LevelsAreCappedAndUnknownWordsMeanAuto) {
   }
   {
     SimdEnvScope env("avx512_bf16");
+    EXPECT_EQ(narrow_simd::activeLevel(), supported >= SimdLevel::kAvx512Bf16 ? SimdLevel::kAvx512Bf16 : supported);
+  }
+  {
+    SimdEnvScope env("avx512_vbmi");
     EXPECT_EQ(narrow_simd::activeLevel(), supported);
   }
   {
@@ -449,6 +453,35 @@ TEST(NarrowSimdEnv, LevelsAreCappedAndUnknownWordsMeanAuto) {
   EXPECT_FALSE(parseSimdLevel("avx", &level, &isAuto));
 }
 
+// The level each combination of features gives: every level needs all of the one below
+// (a CPU with AVX-512 VBMI but without BF16, such as Ice Lake, gets avx512).
+TEST(NarrowSimdEnv, LevelsFollowTheFeatures) {
+  CpuFeatures f;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kNone);
+  f.avx2 = true;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kNone);  // no F16C
+  f.f16c = true;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx2);
+  f.avx512f = f.avx512bw = true;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx2);  // no AVX-512 VL
+  f.avx512vl = true;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512);
+  f.avx512vbmi = true;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512);
+  f.avx512bf16 = true;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Vbmi);
+  f.avx512vbmi = false;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Bf16);
+  f.f16c = false;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kNone);
+  EXPECT_STREQ(simdLevelName(SimdLevel::kAvx512Vbmi), "avx512_vbmi");
+  SimdLevel level = SimdLevel::kNone;
+  bool isAuto = true;
+  EXPECT_TRUE(parseSimdLevel("AVX512_VBMI", &level, &isAuto));
+  EXPECT_FALSE(isAuto);
+  EXPECT_EQ(level, SimdLevel::kAvx512Vbmi);
+}
+
 // What the CPU reports is consistent with the levels offered.
 TEST(NarrowSimdEnv, TablesExistExactlyForSupportedLevels) {
   const CpuFeatures& f = cpuFeatures();
@@ -457,7 +490,8 @@ TEST(NarrowSimdEnv, TablesExistExactlyForSupportedLevels) {
 #if defined(__x86_64__)
   EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx2) != nullptr, supported >= SimdLevel::kAvx2);
   EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx512) != nullptr, supported >= SimdLevel::kAvx512);
-  EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx512Bf16) != nullptr, supported == SimdLevel::kAvx512Bf16);
+  EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx512Bf16) != nullptr, supported >= SimdLevel::kAvx512Bf16);
+  EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx512Vbmi) != nullptr, supported == SimdLevel::kAvx512Vbmi);
 #endif
   std::printf("CPU features: %s; vector level: %s\n", describeCpuFeatures(f).c_str(), simdLevelName(supported));
 }
