@@ -26,9 +26,7 @@ Status submit(Comm* comm, CommTasks&& tasks) {
     for (DeviceStaging& s : tasks.deviceStaging) queued.deviceStaging.push_back(s);
     return okStatus();
   }
-  std::vector<std::pair<Comm*, CommTasks>> work;
-  work.emplace_back(comm, std::move(tasks));
-  return executeTasks(work);
+  return executeCommTasks(comm, tasks);
 }
 
 // Errors inside a group are remembered, so that ncclGroupEnd reports them too.

@@ -124,26 +124,34 @@ CommTasks& groupTasksFor(Comm* comm) {
   return tlsGroup.tasks.back().second;
 }
 
-Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work) {
-  auto runOne = [](Comm* comm, CommTasks& tasks) -> Status {
-    CommUse use(comm);  // a group's operations hold their communicators like calls do
-    if (!use.held()) {
-      return BRAID_ERROR(ncclInvalidArgument, "comm %p was destroyed before the ncclGroupEnd that runs its operations",
-                         static_cast<void*>(comm));
+namespace {
+
+Status runCommTasks(Comm* comm, CommTasks& tasks) {
+  CommUse use(comm);  // a group's operations hold their communicators like calls do
+  if (!use.held()) {
+    return BRAID_ERROR(ncclInvalidArgument, "comm %p was destroyed before the ncclGroupEnd that runs its operations",
+                       static_cast<void*>(comm));
+  }
+  LogRankScope scope(comm->rank);
+  if (!comm->dataPath) return BRAID_ERROR(ncclInvalidUsage, "the communicator is not initialized");
+  auto runRma = [&tasks](RmaTask::Phase phase) -> Status {
+    for (RmaTask& task : tasks.rma) {
+      if (task.phase == phase) BRAID_CHECK(task.run());
     }
-    LogRankScope scope(comm->rank);
-    if (!comm->dataPath) return BRAID_ERROR(ncclInvalidUsage, "the communicator is not initialized");
-    auto runRma = [&tasks](RmaTask::Phase phase) -> Status {
-      for (RmaTask& task : tasks.rma) {
-        if (task.phase == phase) BRAID_CHECK(task.run());
-      }
-      return okStatus();
-    };
-    BRAID_CHECK(runRma(RmaTask::kWindows));
-    if (!tasks.colls.empty() || !tasks.p2ps.empty()) BRAID_CHECK(comm->dataPath->execute(tasks));
-    BRAID_CHECK(runRma(RmaTask::kPuts));
-    return runRma(RmaTask::kWaits);
+    return okStatus();
   };
+  BRAID_CHECK(runRma(RmaTask::kWindows));
+  if (!tasks.colls.empty() || !tasks.p2ps.empty()) BRAID_CHECK(comm->dataPath->execute(tasks));
+  BRAID_CHECK(runRma(RmaTask::kPuts));
+  return runRma(RmaTask::kWaits);
+}
+
+}  // namespace
+
+Status executeCommTasks(Comm* comm, CommTasks& tasks) { return runCommTasks(comm, tasks); }
+
+Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work) {
+  auto runOne = [](Comm* comm, CommTasks& tasks) { return runCommTasks(comm, tasks); };
   if (work.empty()) return okStatus();
   if (work.size() == 1) return runOne(work[0].first, work[0].second);
   // GPU mode with every connection made already: each execute only enqueues kernels and

@@ -41,6 +41,8 @@ CommTasks& groupTasksFor(Comm* comm);
 // Runs the tasks of one or several communicators (several at once, one thread each, so
 // that one thread can drive all the ranks of a process).
 Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work);
+// One communicator's tasks (a call outside a group), run on this thread.
+Status executeCommTasks(Comm* comm, CommTasks& tasks);
 
 // Runs jobs now: concurrently, then waits (blocking) or leaves them running in the
 // communicators' background threads (non-blocking). Used by groupEnd and, for a single

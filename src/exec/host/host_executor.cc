@@ -112,7 +112,15 @@ Status HostExecutor::launch(WorkBatch& batch) {
   const int64_t deadlineNs =
       config_.timeoutSec > 0 ? monotonicNs() + static_cast<int64_t>(config_.timeoutSec * 1e9) : 0;
   const bool net = config_.netBegin && config_.netBegin();
-  Status result = workers_.runChannels(nRun, [&](int c) { return runChannel(c, batch, deadlineNs); });
+  // One pointer of captured state: std::function keeps that without a heap allocation,
+  // which a small operation would notice.
+  struct Job {
+    HostExecutor* self;
+    const WorkBatch* batch;
+    int64_t deadlineNs;
+  } job{this, &batch, deadlineNs};
+  Status result =
+      workers_.runChannels(nRun, [j = &job](int c) { return j->self->runChannel(c, *j->batch, j->deadlineNs); });
   if (net && config_.netEnd) config_.netEnd();
   return result;
 }
