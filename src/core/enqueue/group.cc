@@ -124,9 +124,7 @@ CommTasks& groupTasksFor(Comm* comm) {
   return tlsGroup.tasks.back().second;
 }
 
-namespace {
-
-Status runCommTasks(Comm* comm, CommTasks& tasks) {
+Status executeCommTasks(Comm* comm, CommTasks& tasks) {
   CommUse use(comm);  // a group's operations hold their communicators like calls do
   if (!use.held()) {
     return BRAID_ERROR(ncclInvalidArgument, "comm %p was destroyed before the ncclGroupEnd that runs its operations",
@@ -146,12 +144,8 @@ Status runCommTasks(Comm* comm, CommTasks& tasks) {
   return runRma(RmaTask::kWaits);
 }
 
-}  // namespace
-
-Status executeCommTasks(Comm* comm, CommTasks& tasks) { return runCommTasks(comm, tasks); }
-
 Status executeTasks(std::vector<std::pair<Comm*, CommTasks>>& work) {
-  auto runOne = [](Comm* comm, CommTasks& tasks) { return runCommTasks(comm, tasks); };
+  auto runOne = [](Comm* comm, CommTasks& tasks) { return executeCommTasks(comm, tasks); };
   if (work.empty()) return okStatus();
   if (work.size() == 1) return runOne(work[0].first, work[0].second);
   // GPU mode with every connection made already: each execute only enqueues kernels and
