@@ -68,8 +68,12 @@ BRAID_HD BRAID_FORCE_INLINE float bitsFloat(uint32_t u) {
 }
 
 // Multiplication and addition that nvcc never fuses into an FMA (contraction would change
-// rounding and make device results differ from the host's). GCC does not contract in ISO
-// C++ mode, which Braid builds with.
+// rounding and make device results differ from the host's). On the host, GCC contracts
+// a * b + c (C++ is not "ISO C" for -ffp-contract's default) wherever FMA instructions are
+// enabled. Nothing in the library enables them: the baseline x86-64 build has none, and
+// the narrow-float kernels' target attributes (narrow_simd_*.cc) name AVX2/AVX-512 and
+// F16C, not FMA. A build with -march=native (or any flag enabling FMA) should add
+// -ffp-contract=off to keep the host's bits equal to these.
 BRAID_HD BRAID_FORCE_INLINE float mulRn(float a, float b) {
 #if BRAID_DEVICE_PASS
   return __fmul_rn(a, b);
