@@ -56,21 +56,16 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
   tuning.nChannels = settings.defaultChannels;
   // Direct collectives read every rank's slot in one shared-memory segment: host mode,
   // every rank on one host, shared memory allowed.
-  AlgoProtoPolicy& policy = planner->policy_;
-  if (gpuMode) {
-    policy.unavailable = algorithmBit(Algorithm::Direct);
-    policy.unavailableWhy = "Direct runs in host mode only";
-  } else if (layout.nNodes > 1) {
-    policy.unavailable = algorithmBit(Algorithm::Direct);
-    policy.unavailableWhy = "Direct needs every rank on one host";
-  } else if (settings.shmDisable) {
-    policy.unavailable = algorithmBit(Algorithm::Direct);
-    policy.unavailableWhy = "Direct needs shared memory, and NCCL_SHM_DISABLE=1";
-  } else if (nranks > kMaxDirectRanks) {
-    policy.unavailable = algorithmBit(Algorithm::Direct);
-    policy.unavailableWhy = strFormat("Direct takes at most %d ranks", kMaxDirectRanks);
-  } else {
+  std::string noDirect = gpuMode                    ? "Direct runs in host mode only"
+                         : layout.nNodes > 1        ? "Direct needs every rank on one host"
+                         : settings.shmDisable      ? "Direct needs shared memory, and NCCL_SHM_DISABLE=1"
+                         : nranks > kMaxDirectRanks ? strFormat("Direct takes at most %d ranks", kMaxDirectRanks)
+                                                    : "";
+  if (noDirect.empty()) {
     tuning.directSlotBytes = ShmBoard::kSlotBytes;
+  } else {
+    planner->policy_.unavailable = algorithmBit(Algorithm::Direct);
+    planner->policy_.unavailableWhy = std::move(noDirect);
   }
   *out = std::move(planner);
   return okStatus();

@@ -16,7 +16,7 @@ bool arriveOnBoard(HostExec& exec, const BoardView& b, uint64_t op) {
   for (int r = 0; r < b.nranks; ++r) {
     if (r == b.rank) continue;
     BoardLine* peer = b.line(r, op);
-    if (!exec.waitAtLeastBeside(&peer->arrived, op + 1, &peer->waiters, peerCpus[r])) return false;
+    if (!exec.waitAtLeastBeside(&peer->arrived, op + 1, &peer->waiters, peerCpus[r] == mine->cpu)) return false;
   }
   return true;
 }

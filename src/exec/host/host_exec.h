@@ -65,13 +65,11 @@ class HostExec {
   bool waitAtLeast(const uint64_t* counter, uint64_t target, uint32_t* waiters) {
     return waitFor([&] { return loadAcquire(counter) >= target; }, counter, waiters);
   }
-  // The same, for a peer last seen running on CPU `peerCpu` (-1: unknown). When that is
-  // this thread's CPU, the peer can only publish once this thread lets it have the core,
-  // so spinning would only burn the time slice: the wait yields at once. (On a loaded
-  // machine the scheduler likes to wake a sleeper on its waker's CPU, and two ranks then
-  // share a core while the other is busy.)
-  bool waitAtLeastBeside(const uint64_t* counter, uint64_t target, uint32_t* waiters, int peerCpu) {
-    const bool sameCpu = peerCpu >= 0 && peerCpu == sched_getcpu();
+  // The same, for a peer that last ran on this thread's CPU when `sameCpu`: it can only
+  // publish once this thread lets it have the core, so spinning would only burn the time
+  // slice, and the wait yields at once. (On a loaded machine the scheduler likes to wake a
+  // sleeper on its waker's CPU, and two ranks then share a core while the other is busy.)
+  bool waitAtLeastBeside(const uint64_t* counter, uint64_t target, uint32_t* waiters, bool sameCpu) {
     return waitFor([&] { return loadAcquire(counter) >= target; }, counter, waiters, sameCpu);
   }
 
