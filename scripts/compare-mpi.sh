@@ -6,7 +6,10 @@
 # noisy). Prints, per size, the time at the smallest size and busbw elsewhere for the three,
 # Braid's ratio to each (Braid's speed / theirs: above 1, Braid is faster), and the
 # single-thread memcpy rate measured in the same run (what a copy of one buffer costs).
+# Braid's in-place figures get a column of their own (MPI_IN_PLACE is not timed).
 #   scripts/compare-mpi.sh [RANKS=2] [MINBYTES=8] [MAXBYTES=256M] [REPEAT=3]
+# BRAID_COMPARE_FLAGS adds flags to all_reduce_perf: "-R 2" makes its buffers windows
+# (ncclMemAlloc memory registered with ncclCommWindowRegister: single-copy collectives).
 # Gloo is left out (with a note) when the venv has no torch: bash scripts/python-venv.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,8 +59,10 @@ for i in $(seq "$repeat"); do
       "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" 2>/dev/null >> "$work/gloo.txt"
   fi
   "$root/build/tools/braidrun/braidrun" -n "$ranks" --no-prefix "$root/build/bench/all_reduce_perf" \
-    -b "$minb" -e "$maxb" -f 4 -n "$iters" -w 2 -c 0 | awk '/^ +[0-9]/ {print $1, $6, $8}' >> "$work/braid.txt"
+    -b "$minb" -e "$maxb" -f 4 -n "$iters" -w 2 -c 0 ${BRAID_COMPARE_FLAGS:-} |
+    awk -v ip="$work/braid-ip.txt" '/^ +[0-9]/ {print $1, $6, $8; print $1, $10, $12 >> ip}' >> "$work/braid.txt"
 done
+[ -z "${BRAID_COMPARE_FLAGS:-}" ] || echo "# all_reduce_perf flags added: $BRAID_COMPARE_FLAGS"
 # Single-thread memcpy of the largest size (GB/s), on the same machine in the same run.
 memcpy_gbs=$("$root/build/bench/micro/braid_micro_bench" --benchmark_filter="^memcpy/aligned/$maxb\$" \
   --benchmark_format=csv 2>/dev/null |
@@ -66,9 +71,10 @@ echo "# $ranks ranks, float sum all-reduce, best of $repeat runs each; time (us)
 echo "# ratio: Braid's speed / theirs (> 1: Braid faster)"
 [ "$gloo" = 1 ] || : > "$work/gloo.txt"
 # Each file: bytes time busbw. Keep the best: the smallest time, the largest busbw.
-printf "%12s %10s %10s %10s %10s %10s\n" bytes mpi gloo braid "vs mpi" "vs gloo"
+printf "%12s %10s %10s %10s %10s %10s %10s\n" bytes mpi gloo braid "braid-ip" "vs mpi" "vs gloo"
 awk -v first="$minb" -v gloo="$gloo" '
-  FILENAME ~ /mpi/   { f = "m" } FILENAME ~ /gloo/ { f = "g" } FILENAME ~ /braid/ { f = "b" }
+  FILENAME ~ /mpi/   { f = "m" } FILENAME ~ /gloo/ { f = "g" } FILENAME ~ /braid.txt/ { f = "b" }
+  FILENAME ~ /braid-ip/ { f = "i" }
   { s = $1; t = $2; bw = $3; sizes[s] = 1
     if (!((f, s) in T) || t < T[f, s]) T[f, s] = t
     if (!((f, s) in B) || bw > B[f, s]) B[f, s] = bw }
@@ -76,11 +82,12 @@ awk -v first="$minb" -v gloo="$gloo" '
     for (s in sizes) {
       small = (s + 0 == first + 0)
       m = small ? T["m", s] : B["m", s]; g = small ? T["g", s] : B["g", s]; b = small ? T["b", s] : B["b", s]
+      i = small ? T["i", s] : B["i", s]
       rm = small ? (b > 0 ? m / b : 0) : (m > 0 ? b / m : 0)
       rg = gloo ? (small ? (b > 0 ? g / b : 0) : (g > 0 ? b / g : 0)) : 0
-      printf "%12d %10.2f %10s %10.2f %10.3g %10s\n", s, m, gloo ? sprintf("%.2f", g) : "-", b, rm,
+      printf "%12d %10.2f %10s %10.2f %10.2f %10.3g %10s\n", s, m, gloo ? sprintf("%.2f", g) : "-", b, i, rm,
              gloo ? sprintf("%.3g", rg) : "-"
     }
-  }' "$work/mpi.txt" "$work/gloo.txt" "$work/braid.txt" | sort -n
+  }' "$work/mpi.txt" "$work/gloo.txt" "$work/braid.txt" "$work/braid-ip.txt" | sort -n
 [ -n "$memcpy_gbs" ] && awk -v v="$memcpy_gbs" -v s="$maxb" 'BEGIN { printf "# memcpy, one thread, %d bytes: %.1f GB/s\n", s, v / 1e9 }'
 exit 0

@@ -164,8 +164,8 @@ const std::vector<Flag>& flags() {
       intFlag('x', "cta_policy", &Options::ctaPolicy, 0, 2, "a CTA policy in [0, 2]"),
       intFlag('u', "unalign", &Options::unalign, 0, 1 << 20, "an element offset in [0, 1048576]"),
       gpuOnlyFlag('G', "cudagraph", "CUDA graphs need GPU mode; Braid runs these benchmarks in host mode"),
-      gpuOnlyFlag('R', "local_register",
-                  "buffer registration needs GPU mode; Braid runs these benchmarks in host mode"),
+      intFlag('R', "local_register", &Options::localRegister, 0, 2,
+              "a registration mode in [0, 2] (1 ncclCommRegister, 2 ncclCommWindowRegister)"),
       gpuOnlyFlag('D', "device_implementation", "device-API kernels need GPU mode and NCCL's device API"),
       gpuOnlyFlag('V', "device_cta_count", "sets the CTAs of -D kernels, which need GPU mode"),
       gpuOnlyFlag('M', "memory", "reports GPU memory usage, which needs GPU mode"),
@@ -209,6 +209,9 @@ std::string crossCheck(const Options& o) {
   }
   if (o.stepFactor <= 1 && o.stepBytes == 0 && o.minBytes < o.maxBytes) {
     return "-i 0 without -f would never reach the last size";
+  }
+  if (o.localRegister == 2 && o.nGpus > 1) {
+    return "-R 2 registers windows, which is collective: one rank per thread (-g 1), as NCCL needs without a group";
   }
   return "";
 }

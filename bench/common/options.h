@@ -40,6 +40,7 @@ struct Options {
   int average = 1;                // -a: 0 rank 0, 1 mean, 2 min, 3 max
   int ctaPolicy = -1;             // -x, -1 = unset
   int unalign = 0;                // -u: elements
+  int localRegister = 0;          // -R: 1 ncclCommRegister, 2 ncclCommWindowRegister the buffers
   bool help = false;              // -h: nothing else was checked
 };
 

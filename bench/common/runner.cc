@@ -36,12 +36,14 @@ ThreadRunner::ThreadRunner(const RunContext& context, LocalGroup& group)
 
 RunTotals ThreadRunner::run() {
   allocate();
+  registerBuffers();
   std::vector<RankInfo> ranks = group_.gatherRankInfo();
   if (context_.reporter && group_.leadsJob()) context_.reporter->begin(ranks);
   const std::vector<Test> all = tests();
   for (int cycle = 0; options_.cycles == 0 || cycle < options_.cycles; ++cycle) {
     for (const Test& test : all) runTest(test, cycle);
   }
+  deregisterBuffers();
   return totals_;
 }
 

@@ -42,6 +42,11 @@ class ThreadRunner {
     Buffer recv;
     std::vector<char> expected;
     ncclRedOp_t op = ncclSum;
+    // -R: the registrations of send and recv (handles for 1, windows for 2).
+    void* sendHandle = nullptr;
+    void* recvHandle = nullptr;
+    ncclWindow_t sendWindow = nullptr;
+    ncclWindow_t recvWindow = nullptr;
   };
   struct Test {
     const TypeInfo* type;
@@ -59,6 +64,8 @@ class ThreadRunner {
   };
 
   void allocate();
+  void registerBuffers();
+  void deregisterBuffers();
   std::vector<Test> tests() const;
   void runTest(const Test& test, int cycle);
   void beginTest(const Test& test);

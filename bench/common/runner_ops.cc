@@ -41,6 +41,35 @@ void ThreadRunner::allocate() {
   }
 }
 
+// -R as nccl-tests has it: 1 registers each buffer with ncclCommRegister, 2 makes each a
+// window (collective: every rank registers send, then recv).
+void ThreadRunner::registerBuffers() {
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (options_.localRegister == 1) {
+      BENCH_NCCL(ncclCommRegister(group_.comm(i), slot.send.data(), slot.send.size(), &slot.sendHandle));
+      BENCH_NCCL(ncclCommRegister(group_.comm(i), slot.recv.data(), slot.recv.size(), &slot.recvHandle));
+    } else if (options_.localRegister == 2) {
+      BENCH_NCCL(ncclCommWindowRegister(group_.comm(i), slot.send.data(), slot.send.size(), &slot.sendWindow,
+                                        NCCL_WIN_COLL_SYMMETRIC));
+      BENCH_NCCL(ncclCommWindowRegister(group_.comm(i), slot.recv.data(), slot.recv.size(), &slot.recvWindow,
+                                        NCCL_WIN_COLL_SYMMETRIC));
+    }
+  }
+}
+
+void ThreadRunner::deregisterBuffers() {
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (slot.recvHandle) BENCH_NCCL(ncclCommDeregister(group_.comm(i), slot.recvHandle));
+    if (slot.sendHandle) BENCH_NCCL(ncclCommDeregister(group_.comm(i), slot.sendHandle));
+    if (slot.recvWindow) BENCH_NCCL(ncclCommWindowDeregister(group_.comm(i), slot.recvWindow));
+    if (slot.sendWindow) BENCH_NCCL(ncclCommWindowDeregister(group_.comm(i), slot.sendWindow));
+    slot.sendHandle = slot.recvHandle = nullptr;
+    slot.sendWindow = slot.recvWindow = nullptr;
+  }
+}
+
 // The operator for the test, and the data the timed iterations work on.
 void ThreadRunner::beginTest(const Test& test) {
   const DataPattern pattern(test.type->type, test.op, group_.nranks(), kTimingSeed);

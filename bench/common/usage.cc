@@ -31,7 +31,10 @@ std::string usageText(std::string_view program) {
       "  -u, --unalign N             offset the buffers by N elements\n"
       "  -x, --cta_policy 0..2       ncclConfig_t.CTAPolicy of the communicators\n"
       "  -y, --stream_null 0|1       accepted; streams play no part in host mode\n"
-      "  -G, -R, -D, -V, -M, -I, -K  GPU-mode flags: only 0 is accepted in host mode\n"
+      "  -R, --local_register <0-2>  register the buffers: 1 ncclCommRegister, 2 ncclCommWindowRegister\n"
+      "                              (windows of ncclMemAlloc memory let host-mode collectives run\n"
+      "                              single-copy)\n"
+      "  -G, -D, -V, -M, -I, -K      GPU-mode flags: only 0 is accepted in host mode\n"
       "  -h, --help                  this text\n"
       "Run under braidrun, srun, mpirun or torchrun for several processes; the job has\n"
       "processes x t x g ranks.\n";

@@ -52,6 +52,9 @@ struct ExecutorConfig {
   int64_t spinNs = 20000;          // how long a wait spins before it sleeps (BRAID_SPIN_NS)
   size_t singleCopyThreshold = 0;  // sends this large go by single copy where the receiver allows (0: never)
   CpuSet workerCpus;               // CPUs the channel workers bind to (empty: left as they are)
+  // By rank, where each rank's part of window `id` is mapped here, for single-copy
+  // collectives; null when `id` is not a window every rank mapped. May be empty.
+  std::function<uint8_t* const*(uint64_t id)> windowPartBases;
 };
 
 class Executor {

@@ -10,6 +10,7 @@ list(APPEND BRAID_SOURCES
   exec/host/host_executor.cc
   exec/host/local_collective.cc
   exec/host/p2p_engine.cc
+  exec/host/window_collectives.cc
   exec/wait_report.cc
   exec/work.cc
 )

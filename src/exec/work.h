@@ -19,6 +19,17 @@
 
 namespace braid {
 
+// Host mode, every rank on one host: where one of this rank's buffers lies in a window that
+// every rank mapped (core/rma/window.h), for single-copy collectives.
+struct WindowRef {
+  uint64_t id = 0;  // the window's number, the same on every rank; 0: the buffer is in none
+  size_t offset = 0;
+};
+
+// Every rank's buffers as this rank reaches them, once the ranks agreed to run a collective
+// single-copy (exec/host/window_collectives.h).
+struct SingleCopyPeers;
+
 // One planned collective.
 struct CollWork {
   CollFunc func = CollFunc::AllReduce;
@@ -38,6 +49,12 @@ struct CollWork {
   size_t count = 0;      // elements
   size_t elemBytes = 1;
   cudaStream_t stream = nullptr;  // GPU mode
+  // Host mode: the collective runs single-copy through windows when every rank's buffers
+  // allow it, which the ranks agree on when the batch runs; as planned otherwise. The
+  // executor sets `singleCopy` when they agreed.
+  bool windowCandidate = false;
+  WindowRef sendWindow, recvWindow;
+  const SingleCopyPeers* singleCopy = nullptr;
 };
 
 // Broadcast and AllGather move bytes; the others reduce elements.

@@ -23,6 +23,11 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
   return bytes;
 }
 
+// Collectives of at least this many bytes (the tuning model's size) may run single-copy
+// where Direct would take them: from here on, not copying through the board's slots saves
+// more than the agreement's hop costs (docs/performance.md).
+constexpr size_t kSingleCopyMinBytes = 16u << 10;
+
 }  // namespace
 
 CollPlanner::CollPlanner(int rank, int nranks, const RankLayout& layout, const DataPathSettings& settings, bool gpuMode)
@@ -145,10 +150,30 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
   w.geometry.pipelineSlices = w.proto == Protocol::Simple;
   const bool perRank = task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter;
   w.segment = perRank ? w.geometry.extent : 0;
+  markWindowCandidate(task, &w);
   BRAID_TRACE(kLogTuning, "%s of %zu bytes: %s/%s on %d channel(s), predicted %.1f us", collFuncName(task.func), bytes,
               algorithmName(w.algo), protocolName(w.proto), w.nChannels, choice.predictedUs);
   *out = w;
   return okStatus();
+}
+
+void CollPlanner::markWindowCandidate(const CollTask& task, CollWork* w) const {
+  // Single-copy collectives agree on the board, as Direct ones run there: they need what
+  // Direct needs and are turned off with it (NCCL_ALGO=^direct). Below kSingleCopyMinBytes
+  // a Direct collective's one hop beats the agreement's extra one. Every input here is the
+  // same on every rank; which buffers lie in windows is not, and is agreed on when the
+  // collective runs.
+  if (w->oneRank || w->count == 0) return;
+  if (w->algo == Algorithm::Direct && modelBytes(task, nranks_, w->elemBytes) < kSingleCopyMinBytes) return;
+  if (!(policy_.usableAlgorithms(task.func) & algorithmBit(Algorithm::Direct))) return;
+  if (!windows_.anyMappedByAll || !windows_.anyMappedByAll()) return;
+  const size_t block = w->count * w->elemBytes;
+  const size_t all = block * static_cast<size_t>(nranks_);
+  const size_t sendBytes = task.func == CollFunc::ReduceScatter ? all : block;
+  const size_t recvBytes = task.func == CollFunc::AllGather ? all : block;
+  w->windowCandidate = true;
+  if (!windows_.find(w->send, sendBytes, &w->sendWindow)) w->sendWindow = WindowRef();
+  if (!windows_.find(w->recv, recvBytes, &w->recvWindow)) w->recvWindow = WindowRef();
 }
 
 Status CollPlanner::planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelNeeds* needs) {
@@ -157,6 +182,7 @@ Status CollPlanner::planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelN
   for (const CollTask& task : tasks.colls) {
     CollWork w;
     BRAID_CHECK(planColl(task, &w));
+    needs->board |= w.windowCandidate;
     if (!w.oneRank && w.algo == Algorithm::Direct) {
       needs->board = true;
     } else if (!w.oneRank) {

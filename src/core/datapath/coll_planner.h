@@ -6,6 +6,7 @@
 // so every rank makes the same choices. It also answers ncclGroupSimulateEnd.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -20,11 +21,20 @@
 namespace braid {
 
 // What a batch's collectives need connected: rings on [0, ringChannels), trees on
-// [0, treeChannels), and the shared-memory board when some run Direct.
+// [0, treeChannels), and the shared-memory board when some run Direct (or may run
+// single-copy, which agrees on the board).
 struct ChannelNeeds {
   int ringChannels = 0;
   int treeChannels = 0;
   bool board = false;
+};
+
+// How the planner learns about windows (core/rma/window.h) without depending on them:
+// whether the communicator has a window every rank mapped (the same on every rank), and
+// where a buffer lies in one (this rank's own answer).
+struct WindowLookup {
+  std::function<bool()> anyMappedByAll;
+  std::function<bool(const void* ptr, size_t bytes, WindowRef* out)> find;
 };
 
 class CollPlanner {
@@ -39,6 +49,8 @@ class CollPlanner {
   Status planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelNeeds* needs);
   // One collective's plan.
   Status planColl(const CollTask& task, CollWork* out);
+  // Host mode: lets collectives of buffers in windows run single-copy (exec/work.h).
+  void setWindowLookup(WindowLookup lookup) { windows_ = std::move(lookup); }
   // The channel of this rank's transfers with `peer` (both ends compute the same one).
   int p2pChannel(int peer) const { return (rank_ + peer) % settings_.defaultChannels; }
   // What the tuning model predicts `tasks` would take, in microseconds (see DataPath).
@@ -46,6 +58,8 @@ class CollPlanner {
 
  private:
   CollPlanner(int rank, int nranks, const RankLayout& layout, const DataPathSettings& settings, bool gpuMode);
+  // Sets w's windowCandidate and this rank's window references where single-copy may run.
+  void markWindowCandidate(const CollTask& task, CollWork* w) const;
 
   int rank_;
   int nranks_;
@@ -54,6 +68,7 @@ class CollPlanner {
   bool gpuMode_;
   AlgoProtoPolicy policy_;
   TuningInputs tuning_{};
+  WindowLookup windows_;
   // Per function, the last choice the model made and what it was made for: a training loop
   // repeats the same sizes, and the model's arithmetic is a noticeable part of a small
   // operation's time.

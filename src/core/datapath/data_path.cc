@@ -4,6 +4,7 @@
 
 #include "core/datapath/topology_report.h"
 #include "core/health/comm_failure.h"
+#include "core/rma/window.h"
 #include "util/format.h"
 #include "util/log.h"
 
@@ -52,6 +53,12 @@ Status DataPath::init() {
   BRAID_CHECK(
       ChannelConnections::create(comm_, settings_, *topology_, workerCpus_, std::move(pathLayouts), &connections_));
   BRAID_CHECK(CollPlanner::create(comm_.rank, comm_.nranks, comm_.layout, settings_, comm_.cudaDev >= 0, &planner_));
+  if (comm_.cudaDev < 0) {
+    planner_->setWindowLookup(WindowLookup{[this] { return hasWindowMappedByAll(comm_); },
+                                           [this](const void* ptr, size_t bytes, WindowRef* out) {
+                                             return findWindowMappedByAll(comm_, ptr, bytes, &out->id, &out->offset);
+                                           }});
+  }
   BRAID_CHECK(createExecutor());
   BRAID_INFO(kLogInit,
              "%d channel(s) at most per collective (NCCL_MIN/MAX_NCHANNELS %d/%d), buffers %u KiB Simple, "
@@ -84,6 +91,7 @@ Status DataPath::createExecutor() {
   config.singleCopyThreshold = settings_.singleCopyThreshold;
   config.workerCpus = workerCpus_;
   if (comm_.cudaDev < 0) {
+    config.windowPartBases = [this](uint64_t id) { return windowPartBases(comm_, id); };
     executor_ = createHostExecutor(std::move(config));
     return okStatus();
   }

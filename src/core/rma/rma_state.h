@@ -68,6 +68,10 @@ class RmaState {
   Status deregisterWindow(Window* window);
   // The window whose local part contains [ptr, ptr + bytes).
   Window* findLocal(const void* ptr, size_t bytes, size_t* offset);
+  // A live window by its number; null when none.
+  Window* findById(uint64_t id);
+  // Whether a live window has every rank's part mapped by every rank (Window::mappedByAll).
+  bool hasWindowMappedByAll();
 
   // ncclGetPeerDevicePointer in host mode (arguments checked by the caller).
   Status peerPointer(const Window& window, size_t offset, int peer, void** out) const;

@@ -45,6 +45,20 @@ Window* findWindow(const Comm& comm, const void* ptr, size_t bytes, size_t* offs
   return comm.rma ? comm.rma->findLocal(ptr, bytes, offset) : nullptr;
 }
 
+bool hasWindowMappedByAll(const Comm& comm) { return comm.rma && comm.rma->hasWindowMappedByAll(); }
+
+bool findWindowMappedByAll(const Comm& comm, const void* ptr, size_t bytes, uint64_t* id, size_t* offset) {
+  Window* window = findWindow(comm, ptr, bytes, offset);
+  if (!window || !window->mappedByAll) return false;
+  *id = window->id;
+  return true;
+}
+
+uint8_t* const* windowPartBases(const Comm& comm, uint64_t id) {
+  Window* window = comm.rma ? comm.rma->findById(id) : nullptr;
+  return window && window->mappedByAll ? window->partBases.data() : nullptr;
+}
+
 void WindowTable::add(uint64_t id, uint8_t* base, size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   windows_[id] = Extent{base, bytes};

@@ -42,6 +42,13 @@ struct ncclWindow_vidmem {
     std::string notWritableWhy;
   };
   std::vector<Part> parts;  // by rank
+  // Host mode: every rank of the communicator lives on this host and every rank mapped
+  // every other rank's part (the ranks agree on it at registration, so it is the same on
+  // all). Such a window serves single-copy collectives (exec/host/window_collectives.h),
+  // which read and write peers' parts through `partBases`: by rank, where that rank's part
+  // is mapped here.
+  bool mappedByAll = false;
+  std::vector<uint8_t*> partBases;
   std::vector<braid::PeerRegionMapping> mappings;
   void* exposed = nullptr;  // this rank's part, exposed for remote writes (NetRdma handle)
 
@@ -66,6 +73,14 @@ size_t liveWindowCount();
 // A window whose part on this rank contains [ptr, ptr + bytes), and the offset of ptr in
 // it; null when none does. For the collectives' single-copy paths.
 Window* findWindow(const Comm& comm, const void* ptr, size_t bytes, size_t* offset);
+
+// For the collectives' single-copy path. Whether the communicator has a window every rank
+// mapped (the same answer on every rank: windows are registered collectively), where
+// [ptr, ptr + bytes) lies in one (false when in none), and the part bases of window `id`
+// (null unless it is such a window).
+bool hasWindowMappedByAll(const Comm& comm);
+bool findWindowMappedByAll(const Comm& comm, const void* ptr, size_t bytes, uint64_t* id, size_t* offset);
+uint8_t* const* windowPartBases(const Comm& comm, uint64_t id);
 
 // What the RMA service thread may write into: each live window's part on this rank, by id.
 class WindowTable {

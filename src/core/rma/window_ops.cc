@@ -111,7 +111,7 @@ Status RmaState::completeRegistration(Window& w) {
         SharedRegionId id{static_cast<int32_t>(rec.pid), static_cast<int32_t>(rec.fd), rec.device, rec.inode,
                           rec.regionBytes};
         PeerRegionMapping mapping;
-        mapped = PeerRegionMapping::map(id, &mapping);
+        mapped = PeerRegionMapping::map(id, &mapping, /*populate=*/true);
         if (mapped.ok()) {
           part.mapped = mapping.data() + rec.offset;
           window->mappings.push_back(std::move(mapping));
@@ -129,6 +129,10 @@ Status RmaState::completeRegistration(Window& w) {
     BRAID_CHECK(comm_.bootstrap->allGather(everyone.data(), 1));
     bool needNetwork = false;
     for (uint8_t ok : everyone) needNetwork |= ok == 0;
+    bool oneHost = true;
+    for (const Window::Part& part : window->parts) oneHost &= part.sameHost;
+    window->mappedByAll = oneHost && !needNetwork;
+    for (const Window::Part& part : window->parts) window->partBases.push_back(part.mapped);
     if (needNetwork) BRAID_CHECK(ensureNetwork());
     // Every rank knows networkReady_ and the links' kind alike (both decided collectively).
     if (networkReady_ && links_->writes()) BRAID_CHECK(exposeWindow(*window));
@@ -224,6 +228,22 @@ Window* RmaState::findLocal(const void* ptr, size_t bytes, size_t* offset) {
     }
   }
   return nullptr;
+}
+
+Window* RmaState::findById(uint64_t id) {
+  std::lock_guard<std::mutex> lock(windowsMutex_);
+  for (auto& window : windows_) {
+    if (window->id == id) return window.get();
+  }
+  return nullptr;
+}
+
+bool RmaState::hasWindowMappedByAll() {
+  std::lock_guard<std::mutex> lock(windowsMutex_);
+  for (auto& window : windows_) {
+    if (window->mappedByAll) return true;
+  }
+  return false;
 }
 
 Status RmaState::peerPointer(const Window& window, size_t offset, int peer, void** out) const {

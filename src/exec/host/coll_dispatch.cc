@@ -1,6 +1,7 @@
 #include "exec/host/coll_dispatch.h"
 
 #include "exec/host/direct_collectives.h"
+#include "exec/host/window_collectives.h"
 
 #include "kernels/algorithms/ring_all_gather.h"
 #include "kernels/algorithms/ring_broadcast.h"
@@ -27,6 +28,7 @@ bool runDataOnly(HostExec& exec, const CollWork& w, const ChannelPart& part, con
 bool runCollectiveOnHost(HostExec& exec, const CollWork& work, const ChannelPart& part, const HostPaths& paths) {
   const RingSchedule& ring = paths.ring;
   if (isDataOnly(work.func)) {
+    if (work.singleCopy) return runSingleCopyDataOnly(exec, work, paths.board, *work.singleCopy);
     if (work.algo == Algorithm::Direct) return runDirectDataOnly(exec, work, paths.board);
     return work.proto == Protocol::LL ? runDataOnly<LlProtocol>(exec, work, part, ring)
                                       : runDataOnly<SimpleProtocol>(exec, work, part, ring);

@@ -5,6 +5,7 @@
 
 #include "exec/host/coll_dispatch.h"
 #include "exec/host/direct_collectives.h"
+#include "exec/host/window_collectives.h"
 #include "kernels/algorithms/ring_all_reduce.h"
 #include "kernels/algorithms/ring_reduce.h"
 #include "kernels/algorithms/ring_reduce_scatter.h"
@@ -42,6 +43,7 @@ bool runReductionTyped(HostExec& exec, const CollWork& w, const ChannelPart& par
   const TreeSchedule& tree = paths.tree;
   return withFunc<T>(w.op, w.opArg, false, [&](const auto& fn) {
     using Fn = std::decay_t<decltype(fn)>;
+    if (w.singleCopy) return runSingleCopyReduction<T, Fn>(exec, fn, w, paths.board, *w.singleCopy);
     if (w.algo == Algorithm::Direct) return runDirectReduction<T, Fn>(exec, fn, w, paths.board);
     if (w.proto == Protocol::LL) return runReductionSchedule<T, LlProtocol, Fn>(exec, fn, w, part, ring, tree);
     return runReductionSchedule<T, SimpleProtocol, Fn>(exec, fn, w, part, ring, tree);

@@ -13,6 +13,7 @@
 #include "exec/host/host_exec.h"
 #include "exec/host/local_collective.h"
 #include "exec/host/p2p_engine.h"
+#include "exec/host/window_collectives.h"
 #include "exec/wait_report.h"
 #include "util/format.h"
 #include "util/log.h"
@@ -46,6 +47,9 @@ class HostExecutor : public Executor {
   void stopThreads() override { workers_.stopWorkers(); }
 
  private:
+  // The ranks' agreement on each candidate for single copy (window_collectives.h), on the
+  // calling thread before any channel runs: every rank makes them in the batch's order.
+  Status agreeOnSingleCopies(WorkBatch& batch, int64_t deadlineNs);
   Status runChannel(int channel, const WorkBatch& batch, int64_t deadlineNs);
   bool runCollOnChannel(HostExec& exec, int channel, const CollWork& coll);
   Status waitFailure(const HostExec& exec, int channel, const WorkBatch& batch, const char* what);
@@ -55,6 +59,9 @@ class HostExecutor : public Executor {
   std::vector<HostChannel> channels_;
   BoardView board_;                                                   // Direct collectives' (base null until prepared)
   std::vector<std::pair<const P2pWork*, const P2pWork*>> selfPairs_;  // of the running batch
+  std::vector<SingleCopyPeers> singleCopies_;                         // of the running batch
+  // Per collective function: whether single copy was reported taken / declined (once each).
+  bool reportedSingleCopy_[kNumCollFuncs][2] = {};
 };
 
 Status HostExecutor::prepareChannel(int channel, const ChannelLinks& links) {
@@ -111,6 +118,7 @@ Status HostExecutor::launch(WorkBatch& batch) {
   if (!batch.p2ps.empty()) BRAID_CHECK(pairSelfTransfers(batch.p2ps, config_.rank, &selfPairs_));
   const int64_t deadlineNs =
       config_.timeoutSec > 0 ? monotonicNs() + static_cast<int64_t>(config_.timeoutSec * 1e9) : 0;
+  BRAID_CHECK(agreeOnSingleCopies(batch, deadlineNs));
   const bool net = config_.netBegin && config_.netBegin();
   // One pointer of captured state: std::function keeps that without a heap allocation,
   // which a small operation would notice.
@@ -125,6 +133,41 @@ Status HostExecutor::launch(WorkBatch& batch) {
   return result;
 }
 
+Status HostExecutor::agreeOnSingleCopies(WorkBatch& batch, int64_t deadlineNs) {
+  size_t candidates = 0;
+  for (const CollWork& coll : batch.colls) candidates += coll.windowCandidate && !coll.oneRank;
+  if (candidates == 0) return okStatus();
+  if (!board_.base) return BRAID_ERROR(ncclInternalError, "a single-copy candidate was planned, no board prepared");
+  singleCopies_.assign(candidates, SingleCopyPeers());  // sized once: the works point into it
+  HostWaitPolicy policy;
+  policy.spinNs = config_.spinNs;
+  policy.deadlineNs = deadlineNs;
+  HostExec exec(config_.abort, policy);
+  size_t next = 0;
+  for (CollWork& coll : batch.colls) {
+    if (!coll.windowCandidate || coll.oneRank) continue;
+    SingleCopyPeers* peers = &singleCopies_[next++];
+    const int func = static_cast<int>(coll.func);
+    std::string why;
+    SingleCopyVerdict verdict = agreeOnSingleCopy(exec, coll, board_, config_.windowPartBases, peers,
+                                                  reportedSingleCopy_[func][0] ? nullptr : &why);
+    if (verdict == SingleCopyVerdict::WaitFailed) return waitFailure(exec, 0, batch, collFuncName(coll.func));
+    const bool agreed = verdict == SingleCopyVerdict::Agreed;
+    if (agreed) coll.singleCopy = peers;
+    if (!reportedSingleCopy_[func][agreed]) {
+      reportedSingleCopy_[func][agreed] = true;
+      if (agreed) {
+        BRAID_INFO(kLogColl, "%s: single copy through windows (every rank reads and writes its peers' buffers)",
+                   collFuncName(coll.func));
+      } else {
+        BRAID_INFO(kLogColl, "%s: not single copy, %s; runs %s", collFuncName(coll.func), why.c_str(),
+                   algorithmName(coll.algo));
+      }
+    }
+  }
+  return okStatus();
+}
+
 Status HostExecutor::runChannel(int channel, const WorkBatch& batch, int64_t deadlineNs) {
   HostWaitPolicy policy;
   policy.spinNs = config_.spinNs;
@@ -132,6 +175,7 @@ Status HostExecutor::runChannel(int channel, const WorkBatch& batch, int64_t dea
   HostExec exec(config_.abort, policy);
   for (const CollWork& coll : batch.colls) {
     if (coll.oneRank || channel >= coll.nChannels) continue;
+    if (coll.singleCopy && channel > 0) continue;  // it runs on channel 0's thread, as Direct does
     if (!runCollOnChannel(exec, channel, coll)) {
       if (exec.timedOutOn() || exec.aborted()) return waitFailure(exec, channel, batch, collFuncName(coll.func));
       return BRAID_ERROR(ncclInternalError, "%s could not run on channel %d", collFuncName(coll.func), channel);
@@ -192,7 +236,7 @@ Status HostExecutor::waitFailure(const HostExec& exec, int channel, const WorkBa
   for (int r = 0; board_.base && r < board_.nranks; ++r) {
     if (&board_.line(r, 0)->arrived != counter && &board_.line(r, 1)->arrived != counter) continue;
     std::string peer = config_.describePeer ? config_.describePeer(r) : strFormat("rank %d", r);
-    waiting = "for " + peer + " to arrive at a Direct collective (SHM board)";
+    waiting = "for " + peer + " to arrive at a Direct or single-copy collective (SHM board)";
   }
   for (Connector* c : connectors) {
     if (!c) continue;
