@@ -51,7 +51,7 @@ void SharedRegion::release() {
   regionCount.fetch_sub(1);
 }
 
-Status SharedRegion::create(const char* name, size_t bytes, SharedRegion* out, bool populate) {
+Status SharedRegion::create(const char* name, size_t bytes, SharedRegion* out) {
   if (bytes == 0) return Status(ncclInvalidArgument, "a shared region of 0 bytes");
   size_t rounded = (bytes + pageSize() - 1) / pageSize() * pageSize();
   if (rounded < bytes) return Status(ncclInvalidArgument, "a shared region of " + std::to_string(bytes) + " bytes");
@@ -66,7 +66,7 @@ Status SharedRegion::create(const char* name, size_t bytes, SharedRegion* out, b
   }
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return Status(ncclSystemError, std::string("fstat: ") + std::strerror(errno));
-  void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd.get(), 0);
+  void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (p == MAP_FAILED) {
     return Status(ncclSystemError, "cannot map " + std::to_string(rounded) + " bytes: " + std::strerror(errno));
   }
@@ -104,7 +104,7 @@ void PeerRegionMapping::release() {
   mappingCount.fetch_sub(1);
 }
 
-Status PeerRegionMapping::map(const SharedRegionId& id, PeerRegionMapping* out, bool populate) {
+Status PeerRegionMapping::map(const SharedRegionId& id, PeerRegionMapping* out) {
   if (id.fd < 0 || id.pid <= 0 || id.bytes == 0) return Status(ncclInvalidArgument, "no shared region to map");
   std::string path = "/proc/" + std::to_string(id.pid) + "/fd/" + std::to_string(id.fd);
   UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC));
@@ -122,7 +122,7 @@ Status PeerRegionMapping::map(const SharedRegionId& id, PeerRegionMapping* out, 
   if (static_cast<uint64_t>(st.st_size) < id.bytes) {
     return Status(ncclSystemError, path + " is smaller than announced");
   }
-  void* p = mmap(nullptr, id.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd.get(), 0);
+  void* p = mmap(nullptr, id.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (p == MAP_FAILED) return Status(ncclSystemError, "cannot map " + path + ": " + std::strerror(errno));
   PeerRegionMapping mapping;
   mapping.data_ = static_cast<uint8_t*>(p);

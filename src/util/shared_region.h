@@ -36,8 +36,7 @@ class SharedRegion {
   ~SharedRegion();
 
   // `name` shows in /proc/<pid>/maps as "/memfd:<name>"; `bytes` > 0 (rounded up to pages).
-  // `populate`: the pages are allocated and mapped now, not at first touch (Populate).
-  static Status create(const char* name, size_t bytes, SharedRegion* out, bool populate = false);
+  static Status create(const char* name, size_t bytes, SharedRegion* out);
 
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
@@ -64,10 +63,7 @@ class PeerRegionMapping {
 
   // Maps the whole region. The descriptor opened for it is closed before this returns (the
   // mapping keeps the memory alive). ncclSystemError with the reason when it cannot.
-  // `populate`: every page is mapped now: a peer that reads and writes a large buffer
-  // through this mapping would otherwise take a page fault per 4 KiB the first time, in the
-  // middle of its first operations (measured: a 1 MiB all-reduce took three times as long).
-  static Status map(const SharedRegionId& id, PeerRegionMapping* out, bool populate = false);
+  static Status map(const SharedRegionId& id, PeerRegionMapping* out);
 
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }

@@ -38,9 +38,7 @@ Status hostMemAlloc(size_t bytes, void** out) {
   Allocation allocation;
   allocation.bytes = rounded;
   void* ptr = nullptr;
-  // Allocated up front, as cudaMalloc's memory is: its first use is not a page fault per
-  // 4 KiB (and peers that map it map allocated pages).
-  Status shared = SharedRegion::create("braid-memalloc", rounded, &allocation.region, /*populate=*/true);
+  Status shared = SharedRegion::create("braid-memalloc", rounded, &allocation.region);
   if (shared.ok()) {
     ptr = allocation.region.data();
   } else {

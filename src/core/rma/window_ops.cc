@@ -111,7 +111,7 @@ Status RmaState::completeRegistration(Window& w) {
         SharedRegionId id{static_cast<int32_t>(rec.pid), static_cast<int32_t>(rec.fd), rec.device, rec.inode,
                           rec.regionBytes};
         PeerRegionMapping mapping;
-        mapped = PeerRegionMapping::map(id, &mapping, /*populate=*/true);
+        mapped = PeerRegionMapping::map(id, &mapping);
         if (mapped.ok()) {
           part.mapped = mapping.data() + rec.offset;
           window->mappings.push_back(std::move(mapping));
