@@ -45,6 +45,8 @@ class TestBuffer {
   TestBuffer(const TestBuffer&) = delete;
   TestBuffer& operator=(const TestBuffer&) = delete;
   bool ok() const { return ok_; }
+  // The communicator was aborted, and its windows went with it: only the memory is left.
+  void forgetWindow() { window_ = nullptr; }
   uint8_t* data() const { return static_cast<uint8_t*>(data_); }
   void fill(uint8_t byte) { std::memset(data_, byte, bytes_); }
 
@@ -349,7 +351,8 @@ BRAID_CHILD_SCENARIO(window_victim) {
     CHILD_EXPECT_RESULT(result, ncclRemoteError);
     CHILD_CHECK(message.find("rank " + std::to_string(victim) + " (") != std::string::npos);
     CHILD_OK(ncclCommAbort(comm));
-    // The windows went with the communicator; only the memory is left to free.
+    send.forgetWindow();
+    recv.forgetWindow();
   }
   return 0;
 }

@@ -141,7 +141,7 @@ bool runSingleCopyReduction(HostExec& exec, const Fn& fn, const CollWork& w, con
     if (w.func == CollFunc::Reduce) {
       dsts[nDsts++] = reinterpret_cast<T*>(p.recv[w.root]) + begin;
     } else {
-      dsts[nDsts++] = static_cast<T*>(w.recv) + begin;  // this rank's own first: the others copy it
+      dsts[nDsts++] = static_cast<T*>(w.recv) + begin;
       for (int r = 0; r < n; ++r) {
         if (r != k) dsts[nDsts++] = reinterpret_cast<T*>(p.recv[r]) + begin;
       }
