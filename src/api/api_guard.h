@@ -37,7 +37,8 @@ template <typename Body>
 ncclResult_t apiCall(const char* fn, Comm* comm, Body&& body, CommHold hold = CommHold::kHold) noexcept {
   try {
     CommUse use(hold == CommHold::kHold ? comm : nullptr);
-    LogRankScope scope(comm && isLiveComm(comm) ? comm->rank : -1);
+    // A held communicator is live (CommUse looked): no second look at the registry.
+    LogRankScope scope(use.held() ? comm->rank : comm && isLiveComm(comm) ? comm->rank : -1);
     BRAID_LOG(LogLevel::Info, kLogCall, "%s", fn);
     Status status = body();
     if (status.code() != ncclSuccess && status.code() != ncclInProgress) publishFailure(fn, comm, status);

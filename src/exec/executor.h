@@ -74,6 +74,14 @@ class Executor {
   // (pairSelfTransfers). The host executor may rewrite nothing; the GPU executor points
   // staged sends at their copies.
   virtual Status launch(WorkBatch& batch) = 0;
+  // Host mode: runs one Direct collective with no batch around it (what most of a small
+  // operation's time went to: the batch's vectors, the channel jobs). Only the host
+  // executor has it, and only DataPath::runAlone calls it, for work launch would run the
+  // same way.
+  virtual Status runDirectAlone(const CollWork& work) {
+    (void)work;
+    return BRAID_ERROR(ncclInternalError, "this executor does not run Direct collectives");
+  }
   // Whether launch returns only once the batch has finished (host) rather than once it is
   // enqueued (GPU: later failures come through ExecutorConfig::onFailure).
   virtual bool completesOnLaunch() const = 0;

@@ -50,6 +50,8 @@ class ChannelConnections {
   void attach(WorkBatch* batch);
   // Whether a batch with these needs would find everything connected and prepared.
   bool ready(const ChannelNeeds& needs, const std::vector<P2pWork>& p2ps) const;
+  // Whether the board of Direct collectives is connected and prepared.
+  bool boardReady() const { return boardPrepared_; }
 
   // The network proxy, once a connection between hosts made it (null before). The atomic
   // copy is for threads other than the one that connects (the executor's).

@@ -136,6 +136,16 @@ Status DataPath::execute(CommTasks& tasks) {
   return okStatus();
 }
 
+bool DataPath::runAlone(const CollTask& task, Status* result) {
+  if (!executor_ || !executor_->completesOnLaunch() || !connections_->boardReady()) return false;
+  CollWork work;
+  if (!planner_->planColl(task, &work).ok() || work.oneRank || work.algo != Algorithm::Direct || work.windowCandidate) {
+    return false;
+  }
+  *result = finishOperation(executor_->runDirectAlone(work));
+  return true;
+}
+
 bool DataPath::readyToLaunch(const CommTasks& tasks) {
   if (!executor_ || executor_->completesOnLaunch()) return false;
   WorkBatch batch;

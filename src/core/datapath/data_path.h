@@ -36,6 +36,10 @@ class DataPath {
 
   // Host mode: runs every task to completion. GPU mode: enqueues them on their streams.
   Status execute(CommTasks& tasks);
+  // Host mode, one ungrouped collective: when the plan is Direct and the board is ready,
+  // runs it at once, without the batch execute builds (`*result` is then the call's
+  // result) and returns true; false, with nothing done, otherwise.
+  bool runAlone(const CollTask& task, Status* result);
   // GPU mode: whether `tasks` need no connection made first (then execute only enqueues
   // kernels and never waits for other ranks, so one thread may run several communicators'
   // executes one after the other).

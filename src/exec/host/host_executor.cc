@@ -41,6 +41,7 @@ class HostExecutor : public Executor {
     return okStatus();
   }
   Status launch(WorkBatch& batch) override;
+  Status runDirectAlone(const CollWork& work) override;
   bool completesOnLaunch() const override { return true; }
   bool drain(double) override { return true; }  // launch returned: nothing runs any more
   void abortWork() override {}                  // the waits watch the abort flag themselves
@@ -131,6 +132,20 @@ Status HostExecutor::launch(WorkBatch& batch) {
       workers_.runChannels(nRun, [j = &job](int c) { return j->self->runChannel(c, *j->batch, j->deadlineNs); });
   if (net && config_.netEnd) config_.netEnd();
   return result;
+}
+
+Status HostExecutor::runDirectAlone(const CollWork& work) {
+  if (!board_.base || work.algo != Algorithm::Direct || work.windowCandidate || work.oneRank) {
+    return BRAID_ERROR(ncclInternalError, "%s cannot run alone on the board", collFuncName(work.func));
+  }
+  HostWaitPolicy policy;
+  policy.spinNs = config_.spinNs;
+  policy.deadlineNs = config_.timeoutSec > 0 ? monotonicNs() + static_cast<int64_t>(config_.timeoutSec * 1e9) : 0;
+  HostExec exec(config_.abort, policy);
+  if (runCollOnChannel(exec, 0, work)) return okStatus();
+  static const WorkBatch kNoBatch;
+  if (exec.timedOutOn() || exec.aborted()) return waitFailure(exec, 0, kNoBatch, collFuncName(work.func));
+  return BRAID_ERROR(ncclInternalError, "%s could not run on channel 0", collFuncName(work.func));
 }
 
 Status HostExecutor::agreeOnSingleCopies(WorkBatch& batch, int64_t deadlineNs) {
