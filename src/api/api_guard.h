@@ -28,19 +28,36 @@ inline void publishFailure(const char* fn, Comm* comm, const Status& status) {
   recordLastError(comm && isLiveComm(comm) ? comm : nullptr, message);
 }
 
+// Why a call cannot use `comm`: it is null, or not a live communicator.
+inline Status commRefused(const ncclComm* comm, const char* fn) {
+  if (!comm) return BRAID_ERROR(ncclInvalidArgument, "%s: comm is NULL", fn);
+  return BRAID_ERROR(ncclInvalidArgument,
+                     "%s: comm %p is not a live communicator (already destroyed, never "
+                     "created, or not a ncclComm_t)",
+                     fn, static_cast<const void*>(comm));
+}
+
+// Argument checks shared by the entry points.
+inline Status checkComm(const ncclComm* comm, const char* fn) {
+  if (comm && isLiveComm(comm)) return okStatus();
+  return commRefused(comm, fn);
+}
+
 // How a call relates to its communicator: most hold it for their length (CommUse), so
 // that destroy and abort from another thread wait for them; destroy and abort themselves
 // must not.
-enum class CommHold { kHold, kNone };
+// kHoldLive: the call needs a live communicator; when the hold finds none, the call fails
+// as checkComm would (no second look at the registry on the way in).
+enum class CommHold { kHold, kHoldLive, kNone };
 
 template <typename Body>
 ncclResult_t apiCall(const char* fn, Comm* comm, Body&& body, CommHold hold = CommHold::kHold) noexcept {
   try {
-    CommUse use(hold == CommHold::kHold ? comm : nullptr);
+    CommUse use(hold != CommHold::kNone ? comm : nullptr);
     // A held communicator is live (CommUse looked): no second look at the registry.
     LogRankScope scope(use.held() ? comm->rank : comm && isLiveComm(comm) ? comm->rank : -1);
     BRAID_LOG(LogLevel::Info, kLogCall, "%s", fn);
-    Status status = body();
+    Status status = hold == CommHold::kHoldLive && !use.held() ? commRefused(comm, fn) : body();
     if (status.code() != ncclSuccess && status.code() != ncclInProgress) publishFailure(fn, comm, status);
     return status.code();
   } catch (...) {
@@ -48,18 +65,6 @@ ncclResult_t apiCall(const char* fn, Comm* comm, Body&& body, CommHold hold = Co
     publishFailure(fn, comm, status);
     return status.code();
   }
-}
-
-// Argument checks shared by the entry points.
-inline Status checkComm(const ncclComm* comm, const char* fn) {
-  if (!comm) return BRAID_ERROR(ncclInvalidArgument, "%s: comm is NULL", fn);
-  if (!isLiveComm(comm)) {
-    return BRAID_ERROR(ncclInvalidArgument,
-                       "%s: comm %p is not a live communicator (already destroyed, never "
-                       "created, or not a ncclComm_t)",
-                       fn, static_cast<const void*>(comm));
-  }
-  return okStatus();
 }
 
 inline Status checkPointer(const void* p, const char* fn, const char* what) {

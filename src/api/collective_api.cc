@@ -11,10 +11,12 @@ namespace {
 
 ncclResult_t collective(const char* fn, braid::CollFunc func, const void* sendbuff, void* recvbuff, size_t count,
                         ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
-  return api::apiCall(fn, comm, [&]() -> Status {
-    BRAID_CHECK(api::checkComm(comm, fn));
-    return braid::enqueueCollective(comm, {fn, func, sendbuff, recvbuff, count, type, op, root, stream});
-  });
+  return api::apiCall(
+      fn, comm,
+      [&]() -> Status {
+        return braid::enqueueCollective(comm, {fn, func, sendbuff, recvbuff, count, type, op, root, stream});
+      },
+      api::CommHold::kHoldLive);
 }
 
 }  // namespace

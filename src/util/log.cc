@@ -45,8 +45,10 @@ constexpr SubsysName kSubsysNames[] = {
 // The logger's state. Level and mask are atomics read on every log macro; the rest is
 // guarded by `mutex`. Initialised on first use and again by logReset().
 struct Logger {
-  std::atomic<int> level{-1};  // -1: not initialised yet
-  std::atomic<uint64_t> mask{0};
+  // The level (-1: not initialised yet) and mask are log_detail's (log.h), which the
+  // macros' inline check reads.
+  std::atomic<int>& level = log_detail::gLevel;
+  std::atomic<uint64_t>& mask = log_detail::gMask;
   std::mutex mutex;
   FILE* out = stdout;
   bool ownsFile = false;
@@ -186,13 +188,17 @@ std::string expandLogFilePattern(const std::string& pattern, const std::string& 
   return out;
 }
 
-bool logEnabled(LogLevel level, uint64_t subsys) {
-  int current = currentLevel();
-  if (current < static_cast<int>(level)) return false;
-  // WARN and VERSION lines ignore the subsystem mask, as in NCCL.
-  if (level <= LogLevel::Warn) return true;
-  return (logger().mask.load(std::memory_order_relaxed) & subsys) != 0;
+namespace log_detail {
+
+constinit std::atomic<int> gLevel{-1};
+constinit std::atomic<uint64_t> gMask{0};
+
+bool enabledSlow(LogLevel level, uint64_t subsys) {
+  currentLevel();  // reads NCCL_DEBUG* once
+  return logEnabled(level, subsys);
 }
+
+}  // namespace log_detail
 
 void logMessage(LogLevel level, uint64_t /*subsys*/, const char* file, int line, const char* fmt, ...) {
   Logger& log = logger();

@@ -6,6 +6,7 @@
 // thread's LogRankScope (set at API entry and in every thread a communicator owns).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -46,8 +47,24 @@ uint64_t parseLogSubsys(const std::string& text, std::string* unknown);
 // Expands %h (host name) and %p (pid) in an NCCL_DEBUG_FILE pattern.
 std::string expandLogFilePattern(const std::string& pattern, const std::string& host, int pid);
 
-// Fast check used by the macros, so that disabled log lines cost one load and a compare.
-bool logEnabled(LogLevel level, uint64_t subsys);
+namespace log_detail {
+// The current level (-1 until NCCL_DEBUG* was read) and subsystem mask (log.cc).
+extern std::atomic<int> gLevel;
+extern std::atomic<uint64_t> gMask;
+// The first check: reads the settings, then answers.
+bool enabledSlow(LogLevel level, uint64_t subsys);
+}  // namespace log_detail
+
+// The check the macros make, inline, so that a disabled log line costs a load and a
+// compare (a small operation passes several).
+inline bool logEnabled(LogLevel level, uint64_t subsys) {
+  const int current = log_detail::gLevel.load(std::memory_order_acquire);
+  if (current < 0) return log_detail::enabledSlow(level, subsys);
+  if (current < static_cast<int>(level)) return false;
+  // WARN and VERSION lines ignore the subsystem mask, as in NCCL.
+  if (level <= LogLevel::Warn) return true;
+  return (log_detail::gMask.load(std::memory_order_relaxed) & subsys) != 0;
+}
 void logMessage(LogLevel level, uint64_t subsys, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));
 // Re-reads NCCL_DEBUG* (ncclResetDebugInit).
