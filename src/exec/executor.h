@@ -76,7 +76,7 @@ class Executor {
   virtual Status launch(WorkBatch& batch) = 0;
   // Host mode: runs one Direct collective with no batch around it (what most of a small
   // operation's time went to: the batch's vectors, the channel jobs). Only the host
-  // executor has it, and only DataPath::runAlone calls it, for work launch would run the
+  // executor has it, and only DataPath::executeOne calls it, for work launch would run the
   // same way.
   virtual Status runDirectAlone(const CollWork& work) {
     (void)work;

@@ -68,26 +68,10 @@ struct Buffers {
 
 // Resolves a TestOp on a communicator (creating PreMulSum operators as needed).
 ncclRedOp_t makeOp(Run& run, TestOp op, ncclDataType_t type, std::vector<uint8_t>* scalar) {
-  switch (op) {
-    case TestOp::Sum:
-      return ncclSum;
-    case TestOp::Prod:
-      return ncclProd;
-    case TestOp::Max:
-      return ncclMax;
-    case TestOp::Min:
-      return ncclMin;
-    case TestOp::Avg:
-      return ncclAvg;
-    default:
-      break;
-  }
-  scalar->assign(8, 0);
-  storeValue(type, scalar->data(), 0, kPreMulScalar);
-  ncclRedOp_t created = ncclSum;
-  ncclScalarResidence_t residence = op == TestOp::PreMulSum ? ncclScalarHostImmediate : ncclScalarDevice;
-  run.ok(ncclRedOpCreatePreMulSum(&created, scalar->data(), type, residence, run.comm), "ncclRedOpCreatePreMulSum");
-  return created;
+  ncclResult_t created = ncclSuccess;
+  ncclRedOp_t redop = testRedOp(run.comm, op, type, kPreMulScalar, scalar, &created);
+  run.ok(created, "ncclRedOpCreatePreMulSum");
+  return redop;
 }
 
 void check(Run& run, const std::string& what, ncclDataType_t type, TestOp op, const void* buffer, size_t count,

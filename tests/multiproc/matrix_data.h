@@ -148,4 +148,32 @@ inline double tolerance(ncclDataType_t type, TestOp op, double expected) {
   return relative * std::max(1.0, std::fabs(expected));
 }
 
+// The communicator's operator for `op`: a built-in one, or a PreMulSum operator created
+// with `scalarValue` (kept in `scalar`, which must outlive it; ncclScalarDevice for
+// PreMulSumAtRun). `*created` is the creation's result (ncclSuccess for built-ins).
+inline ncclRedOp_t testRedOp(ncclComm_t comm, TestOp op, ncclDataType_t type, double scalarValue,
+                             std::vector<uint8_t>* scalar, ncclResult_t* created) {
+  *created = ncclSuccess;
+  switch (op) {
+    case TestOp::Sum:
+      return ncclSum;
+    case TestOp::Prod:
+      return ncclProd;
+    case TestOp::Max:
+      return ncclMax;
+    case TestOp::Min:
+      return ncclMin;
+    case TestOp::Avg:
+      return ncclAvg;
+    default:
+      break;
+  }
+  scalar->assign(8, 0);
+  storeValue(type, scalar->data(), 0, scalarValue);
+  ncclRedOp_t redop = ncclSum;
+  ncclScalarResidence_t residence = op == TestOp::PreMulSum ? ncclScalarHostImmediate : ncclScalarDevice;
+  *created = ncclRedOpCreatePreMulSum(&redop, scalar->data(), type, residence, comm);
+  return redop;
+}
+
 }  // namespace braid::test

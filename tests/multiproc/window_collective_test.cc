@@ -103,26 +103,10 @@ struct Checker {
 };
 
 ncclRedOp_t makeOp(Checker& c, TestOp op, ncclDataType_t type, double scalarValue, std::vector<uint8_t>* scalar) {
-  switch (op) {
-    case TestOp::Sum:
-      return ncclSum;
-    case TestOp::Prod:
-      return ncclProd;
-    case TestOp::Max:
-      return ncclMax;
-    case TestOp::Min:
-      return ncclMin;
-    case TestOp::Avg:
-      return ncclAvg;
-    default:
-      break;
-  }
-  scalar->assign(8, 0);
-  storeValue(type, scalar->data(), 0, scalarValue);
-  ncclRedOp_t created = ncclSum;
-  ncclScalarResidence_t residence = op == TestOp::PreMulSum ? ncclScalarHostImmediate : ncclScalarDevice;
-  c.ok(ncclRedOpCreatePreMulSum(&created, scalar->data(), type, residence, c.comm), "ncclRedOpCreatePreMulSum");
-  return created;
+  ncclResult_t created = ncclSuccess;
+  ncclRedOp_t redop = testRedOp(c.comm, op, type, scalarValue, scalar, &created);
+  c.ok(created, "ncclRedOpCreatePreMulSum");
+  return redop;
 }
 
 std::string describe(const char* fn, ncclDataType_t type, TestOp op, size_t count, bool inPlace) {

@@ -150,21 +150,21 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
   w.geometry.pipelineSlices = w.proto == Protocol::Simple;
   const bool perRank = task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter;
   w.segment = perRank ? w.geometry.extent : 0;
-  markWindowCandidate(task, &w);
+  markWindowCandidate(task, bytes, &w);
   BRAID_TRACE(kLogTuning, "%s of %zu bytes: %s/%s on %d channel(s), predicted %.1f us", collFuncName(task.func), bytes,
               algorithmName(w.algo), protocolName(w.proto), w.nChannels, choice.predictedUs);
   *out = w;
   return okStatus();
 }
 
-void CollPlanner::markWindowCandidate(const CollTask& task, CollWork* w) const {
+void CollPlanner::markWindowCandidate(const CollTask& task, size_t bytes, CollWork* w) const {
   // Single-copy collectives agree on the board, as Direct ones run there: they need what
   // Direct needs and are turned off with it (NCCL_ALGO=^direct). Below kSingleCopyMinBytes
   // a Direct collective's one hop beats the agreement's extra one. Every input here is the
   // same on every rank; which buffers lie in windows is not, and is agreed on when the
   // collective runs.
   if (w->oneRank || w->count == 0) return;
-  if (w->algo == Algorithm::Direct && modelBytes(task, nranks_, w->elemBytes) < kSingleCopyMinBytes) return;
+  if (w->algo == Algorithm::Direct && bytes < kSingleCopyMinBytes) return;
   if (!(policy_.usableAlgorithms(task.func) & algorithmBit(Algorithm::Direct))) return;
   if (!windows_.anyMappedByAll || !windows_.anyMappedByAll()) return;
   const size_t block = w->count * w->elemBytes;
@@ -176,19 +176,21 @@ void CollPlanner::markWindowCandidate(const CollTask& task, CollWork* w) const {
   if (!windows_.find(w->recv, recvBytes, &w->recvWindow)) w->recvWindow = WindowRef();
 }
 
+void addChannelNeeds(const CollWork& w, ChannelNeeds* needs) {
+  if (w.oneRank) return;
+  needs->board |= w.windowCandidate || w.algo == Algorithm::Direct;
+  if (w.algo == Algorithm::Direct) return;
+  int& channels = w.algo == Algorithm::Tree ? needs->treeChannels : needs->ringChannels;
+  channels = std::max(channels, w.nChannels);
+}
+
 Status CollPlanner::planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelNeeds* needs) {
   *batch = WorkBatch();
   *needs = ChannelNeeds();
   for (const CollTask& task : tasks.colls) {
     CollWork w;
     BRAID_CHECK(planColl(task, &w));
-    needs->board |= w.windowCandidate;
-    if (!w.oneRank && w.algo == Algorithm::Direct) {
-      needs->board = true;
-    } else if (!w.oneRank) {
-      int& channels = w.algo == Algorithm::Tree ? needs->treeChannels : needs->ringChannels;
-      channels = std::max(channels, w.nChannels);
-    }
+    addChannelNeeds(w, needs);
     batch->colls.push_back(w);
   }
   for (const P2pTask& task : tasks.p2ps) {

@@ -37,6 +37,9 @@ struct WindowLookup {
   std::function<bool(const void* ptr, size_t bytes, WindowRef* out)> find;
 };
 
+// Adds what `work` needs connected to `needs`.
+void addChannelNeeds(const CollWork& work, ChannelNeeds* needs);
+
 class CollPlanner {
  public:
   // `settings` agreed by every rank; `gpuMode`: GPU mode's link model and device scalars.
@@ -58,8 +61,9 @@ class CollPlanner {
 
  private:
   CollPlanner(int rank, int nranks, const RankLayout& layout, const DataPathSettings& settings, bool gpuMode);
-  // Sets w's windowCandidate and this rank's window references where single-copy may run.
-  void markWindowCandidate(const CollTask& task, CollWork* w) const;
+  // Sets w's windowCandidate and this rank's window references where single-copy may run
+  // (`bytes`: the tuning model's size).
+  void markWindowCandidate(const CollTask& task, size_t bytes, CollWork* w) const;
 
   int rank_;
   int nranks_;

@@ -119,8 +119,28 @@ Status DataPath::execute(CommTasks& tasks) {
   WorkBatch batch;
   ChannelNeeds needs;
   BRAID_CHECK(planner_->planBatch(tasks, &batch, &needs));
-  if (batch.colls.empty() && batch.p2ps.empty()) return okStatus();
+  return launch(batch, needs);
+}
 
+Status DataPath::executeOne(const CollTask& task) {
+  if (!executor_) return BRAID_ERROR(ncclInvalidUsage, "the communicator's connections are released (suspended)");
+  CollWork work;
+  BRAID_CHECK(planner_->planColl(task, &work));
+  // A Direct collective with its board ready runs on this thread with no batch around it:
+  // at 8 bytes the batch's vectors and channel job were a third of the call.
+  if (executor_->completesOnLaunch() && !work.oneRank && work.algo == Algorithm::Direct && !work.windowCandidate &&
+      connections_->boardReady()) {
+    return finishOperation(executor_->runDirectAlone(work));
+  }
+  WorkBatch batch;
+  ChannelNeeds needs;
+  addChannelNeeds(work, &needs);
+  batch.colls.push_back(work);
+  return launch(batch, needs);
+}
+
+Status DataPath::launch(WorkBatch& batch, const ChannelNeeds& needs) {
+  if (batch.colls.empty() && batch.p2ps.empty()) return okStatus();
   if (!connections_->ready(needs, batch.p2ps)) {
     Status connected = connections_->connect(needs, batch.p2ps);
     if (connected.ok()) connected = connections_->prepare(*executor_, needs);
@@ -134,16 +154,6 @@ Status DataPath::execute(CommTasks& tasks) {
   // fails the communicator as a failed operation does in host mode.
   if (executor_->completesOnLaunch() || !launched.ok()) return finishOperation(launched);
   return okStatus();
-}
-
-bool DataPath::runAlone(const CollTask& task, Status* result) {
-  if (!executor_ || !executor_->completesOnLaunch() || !connections_->boardReady()) return false;
-  CollWork work;
-  if (!planner_->planColl(task, &work).ok() || work.oneRank || work.algo != Algorithm::Direct || work.windowCandidate) {
-    return false;
-  }
-  *result = finishOperation(executor_->runDirectAlone(work));
-  return true;
 }
 
 bool DataPath::readyToLaunch(const CommTasks& tasks) {

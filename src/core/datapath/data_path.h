@@ -36,10 +36,9 @@ class DataPath {
 
   // Host mode: runs every task to completion. GPU mode: enqueues them on their streams.
   Status execute(CommTasks& tasks);
-  // Host mode, one ungrouped collective: when the plan is Direct and the board is ready,
-  // runs it at once, without the batch execute builds (`*result` is then the call's
-  // result) and returns true; false, with nothing done, otherwise.
-  bool runAlone(const CollTask& task, Status* result);
+  // One collective outside a group, planned once: as execute does, except that a Direct
+  // collective whose board is ready runs without a batch (host mode).
+  Status executeOne(const CollTask& task);
   // GPU mode: whether `tasks` need no connection made first (then execute only enqueues
   // kernels and never waits for other ranks, so one thread may run several communicators'
   // executes one after the other).
@@ -78,6 +77,8 @@ class DataPath {
   Status netBackendForRma(NetBackend** out);
 
  private:
+  // Connects what `needs` asks for, then launches `batch` (execute's and executeOne's end).
+  Status launch(WorkBatch& batch, const ChannelNeeds& needs);
   explicit DataPath(Comm& comm) : comm_(comm) {}
   Status init();
 

@@ -98,12 +98,9 @@ Status enqueueCollective(Comm* comm, const CollCall& call) {
   if (call.func == CollFunc::Broadcast && !task.sendbuff) task.sendbuff = task.recvbuff;
   BRAID_TRACE(kLogColl, "%s: sendbuff %p recvbuff %p count %zu datatype %s op %d root %d", call.fn, call.sendbuff,
               call.recvbuff, call.count, dataTypeName(call.type), static_cast<int>(call.op), call.root);
-  // A collective outside a group that the data path can run at once (a small one within a
-  // host) skips the batch; the call already holds its communicator (api/api_guard.h).
-  if (!inGroup() && comm->dataPath) {
-    Status result;
-    if (comm->dataPath->runAlone(task, &result)) return result;
-  }
+  // Outside a group the data path runs it at once, planned once; the call already holds
+  // its communicator (api/api_guard.h).
+  if (!inGroup() && comm->dataPath) return comm->dataPath->executeOne(task);
   CommTasks tasks;
   tasks.colls.push_back(task);
   return submit(comm, std::move(tasks));

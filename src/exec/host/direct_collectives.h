@@ -33,20 +33,25 @@ bool arriveOnBoard(HostExec& exec, const BoardView& board, uint64_t op);
 bool runDirectDataOnly(HostExec& exec, const CollWork& work, const BoardView& board);
 
 // dst = post(srcs[0] op srcs[1] op ...), left to right in the order given, so every rank
-// that reduces the same inputs gets the same bits. The sources are slots, whose owners
-// applied their own pre-operation already (PreMulSum's scalar is each rank's own). The
-// element loops take at most four inputs at a time: further ones are folded into dst.
+// that reduces the same inputs gets the same bits. `preOnSources`: fn's pre-operation is
+// applied to every source (single copy, where all ranks share one scalar); Direct's sources
+// are slots whose owners applied their own already (PreMulSum's scalar is each rank's
+// own). The element loops take at most four inputs at a time: further ones are folded
+// into dst, which must therefore not be a later source.
 template <typename T, typename Fn>
-void reduceInOrder(const Fn& fn, T* dst, const T* const* srcs, int nSrcs, size_t count) {
+void reduceInOrder(const Fn& fn, T* dst, const T* const* srcs, int nSrcs, size_t count, bool preOnSources = false) {
   constexpr int kMaxSrcs = 4;
+  auto preBits = [preOnSources](int first, int number) -> uint32_t {
+    return preOnSources ? ((1u << number) - 1u) << first : 0u;
+  };
   const int first = std::min(nSrcs, kMaxSrcs);
-  reduceElements(fn, dst, static_cast<T*>(nullptr), srcs, first, 0u, first == nSrcs, count);
+  reduceElements(fn, dst, static_cast<T*>(nullptr), srcs, first, preBits(0, first), first == nSrcs, count);
   for (int done = first; done < nSrcs;) {
     const T* group[kMaxSrcs] = {dst};
     const int take = std::min(nSrcs - done, kMaxSrcs - 1);
     for (int i = 0; i < take; ++i) group[1 + i] = srcs[done + i];
     done += take;
-    reduceElements(fn, dst, static_cast<T*>(nullptr), group, 1 + take, 0u, done == nSrcs, count);
+    reduceElements(fn, dst, static_cast<T*>(nullptr), group, 1 + take, preBits(1, take), done == nSrcs, count);
   }
 }
 

@@ -31,6 +31,10 @@ SingleCopyVerdict agreeOnSingleCopy(HostExec& exec, const CollWork& w, const Boa
   // Every rank reads the same announcements and decides alike. The part bases of a window
   // are known on every rank alike too (the ranks agreed on them at registration).
   uint64_t firstOpArg = 0;
+  // The ranks name one window for their sends and one for their receives, as a rule: its
+  // part bases are looked up once.
+  uint64_t lookedUp[2] = {};
+  uint8_t* const* found[2] = {};
   for (int r = 0; r < b.nranks; ++r) {
     Announcement theirs;
     std::memcpy(&theirs, b.line(r, op)->data, sizeof(theirs));
@@ -43,7 +47,11 @@ SingleCopyVerdict agreeOnSingleCopy(HostExec& exec, const CollWork& w, const Boa
     uint8_t* bases[2] = {};
     for (int i = 0; i < 2; ++i) {
       if (!refs[i]) continue;
-      uint8_t* const* parts = refs[i]->id && partBases ? partBases(refs[i]->id) : nullptr;
+      if (refs[i]->id != lookedUp[i]) {
+        lookedUp[i] = refs[i]->id;
+        found[i] = partBases ? partBases(refs[i]->id) : nullptr;
+      }
+      uint8_t* const* parts = found[i];
       if (!parts || !parts[r]) {
         if (why) {
           *why = strFormat(

@@ -86,29 +86,15 @@ void reduceToEach(const Fn& fn, T* const* dsts, int nDsts, const T* const* srcs,
   constexpr size_t kChunkBytes = 16u << 10;
   constexpr size_t kChunk = kChunkBytes / sizeof(T);
   constexpr size_t kPage = 4096;
-  constexpr int kMaxSrcs = 4;
   alignas(64) unsigned char scratchBytes[kChunkBytes + kPage];  // raw: nothing to construct per call
   const uintptr_t apart =
       (reinterpret_cast<uintptr_t>(srcs[0]) + kPage / 2 - reinterpret_cast<uintptr_t>(scratchBytes)) % kPage / 64 * 64;
   T* scratch = reinterpret_cast<T*>(scratchBytes + apart);
-  auto preBits = [](int first, int number) -> uint32_t { return Fn::kHasPreOp ? ((1u << number) - 1u) << first : 0u; };
   const T* s[kMaxDirectRanks];
   for (size_t pos = 0; pos < count; pos += kChunk) {
     const size_t c = std::min(kChunk, count - pos);
     for (int r = 0; r < nSrcs; ++r) s[r] = srcs[r] + pos;
-    if (nSrcs <= kMaxSrcs) {
-      reduceElements(fn, scratch, static_cast<T*>(nullptr), s, nSrcs, preBits(0, nSrcs), true, c);
-    } else {
-      // More sources than one pass takes: fold into scratch.
-      reduceElements(fn, scratch, static_cast<T*>(nullptr), s, kMaxSrcs, preBits(0, kMaxSrcs), false, c);
-      for (int done = kMaxSrcs; done < nSrcs;) {
-        const int take = std::min(nSrcs - done, kMaxSrcs - 1);
-        const T* group[kMaxSrcs] = {scratch};
-        for (int i = 0; i < take; ++i) group[1 + i] = s[done + i];
-        done += take;
-        reduceElements(fn, scratch, static_cast<T*>(nullptr), group, 1 + take, preBits(1, take), done == nSrcs, c);
-      }
-    }
+    reduceInOrder(fn, scratch, s, nSrcs, c, Fn::kHasPreOp);
     for (int d = 0; d < nDsts; ++d) {
       if (stream) {
         streamCopy(dsts[d] + pos, scratch, c * sizeof(T));
