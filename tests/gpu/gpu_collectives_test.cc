@@ -33,6 +33,9 @@ enum class Op {
   AllReduceMin,
   AllReduceAvg,
   AllReducePreMulSumDeviceScalar,
+  // In place with a scalar: one rank still multiplies (the one-rank shortcut skips only
+  // in-place collectives without arithmetic).
+  AllReducePreMulSumInPlace,
   Broadcast,
   Reduce,
   AllGather,
@@ -57,6 +60,8 @@ const char* opName(Op op) {
       return "AllReduceAvg";
     case Op::AllReducePreMulSumDeviceScalar:
       return "AllReducePreMulSumDeviceScalar";
+    case Op::AllReducePreMulSumInPlace:
+      return "AllReducePreMulSumInPlace";
     case Op::Broadcast:
       return "Broadcast";
     case Op::Reduce:
@@ -260,7 +265,7 @@ TEST_P(GpuCollective, MatchesTheHostComputation) {
     for (size_t i = 0; i < inCount; ++i) store(c.type, host.data() + i * es, inputValue(c.op, r, i));
     CUDA_ASSERT(cudaMemcpy(send.back().get(), host.data(), host.size(), cudaMemcpyHostToDevice));
     CUDA_ASSERT(cudaMemset(recv.back().get(), 0xee, outCount * es));
-    if (c.op == Op::AllReducePreMulSumDeviceScalar) {
+    if (c.op == Op::AllReducePreMulSumDeviceScalar || c.op == Op::AllReducePreMulSumInPlace) {
       scalars.emplace_back(deviceOf(r), es);
       std::vector<uint8_t> bits(es);
       store(c.type, bits.data(), scalar);
@@ -298,6 +303,9 @@ TEST_P(GpuCollective, MatchesTheHostComputation) {
         break;
       case Op::AllReducePreMulSumDeviceScalar:
         res = ncclAllReduce(in, out, c.count, c.type, ops[static_cast<size_t>(r)], comm, s);
+        break;
+      case Op::AllReducePreMulSumInPlace:
+        res = ncclAllReduce(in, in, c.count, c.type, ops[static_cast<size_t>(r)], comm, s);
         break;
       case Op::Broadcast:
         res = ncclBroadcast(in, out, c.count, c.type, root, comm, s);
@@ -341,7 +349,7 @@ TEST_P(GpuCollective, MatchesTheHostComputation) {
                            : c.type == ncclFloat32                           ? 1e-5
                                                                              : 1e-12;
   for (int r = 0; r < n; ++r) {
-    bool inPlace = c.op == Op::AllReduceSumInPlace;
+    bool inPlace = c.op == Op::AllReduceSumInPlace || c.op == Op::AllReducePreMulSumInPlace;
     const DeviceBuffer& result = inPlace ? send[static_cast<size_t>(r)] : recv[static_cast<size_t>(r)];
     if (c.op == Op::Reduce && r != root) continue;
     std::vector<uint8_t> host(outCount * es);
@@ -356,6 +364,7 @@ TEST_P(GpuCollective, MatchesTheHostComputation) {
           expected = sumOver(i, 1);
           break;
         case Op::AllReducePreMulSumDeviceScalar:
+        case Op::AllReducePreMulSumInPlace:
           expected = sumOver(i, scalar);
           break;
         case Op::AllReduceProd: {
@@ -399,7 +408,7 @@ TEST_P(GpuCollective, MatchesTheHostComputation) {
       }
     }
   }
-  if (c.op == Op::AllReducePreMulSumDeviceScalar) {
+  if (c.op == Op::AllReducePreMulSumDeviceScalar || c.op == Op::AllReducePreMulSumInPlace) {
     for (int r = 0; r < n; ++r)
       NCCL_ASSERT(ncclRedOpDestroy(ops[static_cast<size_t>(r)], g.comms[static_cast<size_t>(r)]));
   }
@@ -418,6 +427,7 @@ std::vector<Case> allCases() {
                                Op::AllReduceMin,
                                Op::AllReduceAvg,
                                Op::AllReducePreMulSumDeviceScalar,
+                               Op::AllReducePreMulSumInPlace,
                                Op::Broadcast,
                                Op::Reduce,
                                Op::AllGather,

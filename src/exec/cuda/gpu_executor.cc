@@ -356,14 +356,33 @@ Status CudaGpuExecutor::launchColl(const CollWork& c, cudaStream_t stream) {
   return launchKernel(kernel, c.nChannels, kDeviceThreads, &args, stream, collFuncName(c.func));
 }
 
+// A one-rank collective with nothing to do: in place (or empty) and no arithmetic.
+bool oneRankIsNoOp(const CollWork& c) {
+  const bool arithmetic = c.op == RedOpKind::PreMulSum || c.op == RedOpKind::SumPostDiv;
+  const bool dataOnly = c.func == CollFunc::Broadcast || c.func == CollFunc::AllGather;
+  if (arithmetic && !dataOnly) return c.count == 0;
+  return c.count == 0 || c.send == c.recv;
+}
+
+// Whether launching the batch puts anything on a stream. One that does not (in-place
+// collectives of a one-rank communicator, as a single-GPU job makes) needs no event and no
+// tracking: NCCL returns at once for them too.
+bool enqueuesWork(const WorkBatch& batch) {
+  if (!batch.staging.empty() || !batch.p2ps.empty()) return true;
+  for (const CollWork& c : batch.colls) {
+    if (!c.oneRank || !oneRankIsNoOp(c)) return true;
+  }
+  return false;
+}
+
 // A one-rank communicator: the result is the input, with PreMulSum's multiply or
 // SumPostDiv's divide applied (as on more ranks).
 Status CudaGpuExecutor::launchOneRank(const CollWork& c, cudaStream_t stream) {
+  if (oneRankIsNoOp(c)) return okStatus();
   const bool arithmetic = c.op == RedOpKind::PreMulSum || c.op == RedOpKind::SumPostDiv;
   const bool dataOnly = c.func == CollFunc::Broadcast || c.func == CollFunc::AllGather;
   if (!arithmetic || dataOnly) {
-    size_t bytes = c.count * c.elemBytes;
-    if (bytes == 0 || c.send == c.recv) return okStatus();
+    const size_t bytes = c.count * c.elemBytes;
     BRAID_CUDA_CHECK(cudaMemcpyAsync(c.recv, c.send, bytes, cudaMemcpyDeviceToDevice, stream));
     return okStatus();
   }
@@ -499,7 +518,7 @@ Status CudaGpuExecutor::launch(WorkBatch& batch) {
   };
   for (const CollWork& c : batch.colls) use(c.stream);
   for (const P2pWork& p : batch.p2ps) use(p.stream);
-  if (streams.empty()) return okStatus();
+  if (streams.empty() || !enqueuesWork(batch)) return okStatus();
   cudaStream_t stream = streams.front();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   BRAID_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
@@ -537,11 +556,16 @@ Status CudaGpuExecutor::launch(WorkBatch& batch) {
   } else if (marked.ok()) {
     anyLaunched_ = true;
     lastStream_ = stream;
+    bool wasIdle;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      wasIdle = pending_.empty();
       pending_.push_back({done, net});
     }
-    wake_.notify_all();
+    // An idle monitor sleeps up to 20 ms: wake it for the first pending launch only (a
+    // busy one looks every millisecond, and a wake on every launch cost the caller a
+    // futex call and the monitor a context switch per collective).
+    if (wasIdle) wake_.notify_all();
   } else {
     if (done) events_.give(done);
     if (net && config_.netEnd) config_.netEnd();
@@ -622,7 +646,8 @@ void CudaGpuExecutor::monitorLoop() {
       busy = !pending_.empty();
       // Idle: look at the abort flag and the failure record now and then (captured graphs
       // run untracked); busy: every millisecond.
-      wake_.wait_for(lock, std::chrono::milliseconds(busy ? 1 : 20), [&] { return stop_; });
+      wake_.wait_for(lock, std::chrono::milliseconds(busy ? 1 : 20),
+                     [&] { return stop_ || (!busy && !pending_.empty()); });
       if (stop_) return;
     }
     const bool abortRaised = aborted(config_.abort);
