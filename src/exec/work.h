@@ -86,6 +86,13 @@ struct WorkBatch {
 };
 
 // The connections of one channel, for an executor's copy of its ring and tree.
+struct HierRingLinks {
+  Connector* send = nullptr;
+  Connector* recv = nullptr;
+  int index = 0;
+  const std::vector<int>* order = nullptr;
+};
+
 struct ChannelLinks {
   Connector* ringSend = nullptr;
   Connector* ringRecv = nullptr;
@@ -96,6 +103,10 @@ struct ChannelLinks {
   Connector* treeUpRecv = nullptr;
   Connector* treeDownSend[kMaxTreeChildren] = {};
   Connector* treeDownRecv[kMaxTreeChildren] = {};
+  // Hier's rings (null when not connected): over the ranks of this host, whose order holds
+  // each position's local index (the slice it reduces), and across hosts between the ranks
+  // of this rank's local index.
+  HierRingLinks hierLocal, hierCross;
 };
 
 // A rank's sends to itself meet its receives from itself in the order they were posted:

@@ -22,6 +22,7 @@ constexpr KnownName kAlgorithmNames[] = {
     {"Tree", static_cast<int>(Algorithm::Tree)},
     {"Ring", static_cast<int>(Algorithm::Ring)},
     {"Direct", static_cast<int>(Algorithm::Direct)},
+    {"Hier", static_cast<int>(Algorithm::Hier)},
     {"CollNetDirect", kNotImplemented},
     {"CollNetChain", kNotImplemented},
     {"NVLS", kNotImplemented},
@@ -165,6 +166,8 @@ const char* algorithmName(Algorithm algo) {
       return "Tree";
     case Algorithm::Direct:
       return "Direct";
+    case Algorithm::Hier:
+      return "Hier";
   }
   return "?";
 }
@@ -199,7 +202,7 @@ bool usesP2pPath(CollFunc func) {
 uint8_t applicableAlgorithms(CollFunc func) {
   if (usesP2pPath(func)) return 0;
   const uint8_t everywhere = algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Direct);
-  if (func == CollFunc::AllReduce) return everywhere | algorithmBit(Algorithm::Tree);
+  if (func == CollFunc::AllReduce) return everywhere | algorithmBit(Algorithm::Tree) | algorithmBit(Algorithm::Hier);
   return everywhere;
 }
 

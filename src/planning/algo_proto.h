@@ -20,7 +20,12 @@ namespace braid {
 // Direct (Braid's own, host mode): every rank of one host reads every rank's contribution
 // from shared memory in one hop (exec/host/direct_collectives.h); data published as plain
 // bytes and a counter, i.e. with the Simple protocol only.
-enum class Algorithm : uint8_t { Ring, Tree, Direct };
+// Hier (Braid's own, AllReduce over several hosts with the same number of ranks each): a
+// reduce-scatter over each host's ranks, an all-reduce of each slice between the ranks of
+// the same local index on every host, an all-gather over each host's ranks
+// (kernels/algorithms/hier_all_reduce.h). Each host's link carries 2(H-1)/H of the data
+// instead of the flat ring's 2(n-1)/n.
+enum class Algorithm : uint8_t { Ring, Tree, Direct, Hier };
 enum class Protocol : uint8_t { Simple, LL };
 enum class CollFunc : uint8_t {
   Broadcast,
@@ -34,7 +39,7 @@ enum class CollFunc : uint8_t {
   Scatter
 };
 
-constexpr int kNumAlgorithms = 3;
+constexpr int kNumAlgorithms = 4;
 constexpr int kNumProtocols = 2;
 constexpr int kNumCollFuncs = 9;
 
@@ -51,7 +56,7 @@ constexpr uint8_t kAllProtocols = (1u << kNumProtocols) - 1;
 
 // SendRecv, AlltoAll, Gather and Scatter run on the p2p path, where no algorithm applies.
 bool usesP2pPath(CollFunc func);
-// A fact of Braid: Tree runs AllReduce only; Ring and Direct run every collective but the
+// A fact of Braid: Tree and Hier run AllReduce only; Ring and Direct run every collective but the
 // p2p ones (whether a communicator can run Direct at all is AlgoProtoPolicy::unavailable).
 bool algorithmApplies(CollFunc func, Algorithm algo);
 // Whether `algo` runs with `proto` (Direct: Simple only).

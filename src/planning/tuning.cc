@@ -137,6 +137,23 @@ double treeAllReduceUs(Protocol proto, size_t bytes, const Sanitized& s) {
   return latency + static_cast<double>(bytes) * volume / (bytesPerUs(s, proto) * kTreeBandwidthEfficiency);
 }
 
+// Hier (kernels/algorithms/hier_all_reduce.h), with L ranks on each of H hosts: a ring
+// reduce-scatter over each host's L ranks, a ring all-reduce of each rank's slice (1/L of
+// the data) between the H ranks of its local index, a ring all-gather over the host's ranks,
+// one after the other. Each host's L slices cross its link side by side, so the link carries
+// 2(H-1)/H of the data where the flat ring's carries 2(n-1)/n of it; the phases inside the
+// host move (L-1)/L of it each at shared-memory speed.
+double hierAllReduceUs(Protocol proto, size_t bytes, const Sanitized& s, int localRanks) {
+  const int l = localRanks;
+  const int h = s.nranks / l;
+  const double size = static_cast<double>(bytes);
+  Sanitized inside = s;
+  inside.nNodes = 1;  // bytesPerUs of the phases inside a host: the intra link
+  const double intraUs = 2 * (l - 1) * hopUs(s.intra, proto) + 2.0 * (l - 1) / l * size / bytesPerUs(inside, proto);
+  const double interUs = 2 * (h - 1) * hopUs(s.inter, proto) + 2.0 * (h - 1) / h * size / bytesPerUs(s, proto);
+  return kLaunchOverheadUs + intraUs + interUs;
+}
+
 // Direct (exec/host/direct_collectives.h): one hop per slot-sized piece, on one thread.
 // Each rank copies its contribution into its slot and reads what it needs from the others':
 // n inputs for AllReduce and Reduce, every block for AllGather, its block of every input for
@@ -174,6 +191,9 @@ double predictTimeUs(CollFunc func, Algorithm algo, Protocol proto, size_t bytes
       return treeAllReduceUs(proto, bytes, s);
     case Algorithm::Direct:
       return in.directSlotBytes && s.nNodes == 1 ? directUs(func, bytes, s, in.directSlotBytes) : kInfinity;
+    case Algorithm::Hier:
+      if (in.hierLocalRanks < 2 || s.nNodes < 2 || s.nranks != in.hierLocalRanks * s.nNodes) return kInfinity;
+      return hierAllReduceUs(proto, bytes, s, in.hierLocalRanks);
     case Algorithm::Ring:
       break;
   }
@@ -198,7 +218,7 @@ uint8_t usablePairs(CollFunc func, const AlgoProtoPolicy& policy) {
   uint8_t pairs = 0;
   for (Protocol proto : {Protocol::Simple, Protocol::LL}) {
     if (!(policy.usableProtocols(func) & protocolBit(proto))) continue;
-    for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree, Algorithm::Direct}) {
+    for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree, Algorithm::Direct, Algorithm::Hier}) {
       if ((policy.usableAlgorithms(func) & algorithmBit(algo)) && pairApplies(algo, proto)) {
         pairs |= pairBit(algo, proto);
       }
@@ -212,7 +232,8 @@ AlgoChoice chooseAlgorithm(CollFunc func, size_t bytes, const TuningInputs& in, 
   AlgoChoice best{Algorithm::Ring, Protocol::Simple, 1, kInfinity};
   uint8_t algorithms = policy.usableAlgorithms(func);
   uint8_t protocols = policy.usableProtocols(func);
-  // Enumeration order sets the tie-breaks: Simple before LL, Ring before Tree before Direct.
+  // Enumeration order sets the tie-breaks: Simple before LL, Ring before Tree before Direct
+  // before Hier.
   for (Protocol proto : {Protocol::Simple, Protocol::LL}) {
     if (!(protocols & protocolBit(proto))) continue;
     TuningInputs withChannels = in;
@@ -224,7 +245,7 @@ AlgoChoice chooseAlgorithm(CollFunc func, size_t bytes, const TuningInputs& in, 
       consider(Algorithm::Ring, predictP2pTimeUs(proto, bytes, withChannels));
       continue;
     }
-    for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree, Algorithm::Direct}) {
+    for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree, Algorithm::Direct, Algorithm::Hier}) {
       if ((algorithms & algorithmBit(algo)) && (pairs & pairBit(algo, proto))) {
         if (algo != Algorithm::Direct) {
           consider(algo, predictTimeUs(func, algo, proto, bytes, withChannels));

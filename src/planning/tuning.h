@@ -25,6 +25,9 @@ struct TuningInputs {
   // Direct's slot size (transport/shm/shm_board.h); 0 when the communicator cannot run
   // Direct (not host mode on one host with shared memory).
   size_t directSlotBytes = 0;
+  // Hier's ranks per host (every host has as many); 0 when the communicator cannot run Hier
+  // (one host, hosts of different sizes, one rank per host, GPU mode).
+  int hierLocalRanks = 0;
 };
 
 // Predicted time of `func` with `algo` and `proto` on `bytes` (the size of the full

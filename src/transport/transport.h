@@ -16,10 +16,12 @@ namespace braid {
 
 // Why a connection exists; part of the bootstrap tags of its handshake.
 enum class ConnPurpose : uint8_t {
-  Ring = 1,      // channel ring: send to next, receive from previous
-  TreeUp = 2,    // tree: child -> parent (reduce)
-  TreeDown = 3,  // tree: parent -> child (broadcast)
-  P2p = 4,       // send/recv and the collectives built on them
+  Ring = 1,       // channel ring: send to next, receive from previous
+  TreeUp = 2,     // tree: child -> parent (reduce)
+  TreeDown = 3,   // tree: parent -> child (broadcast)
+  P2p = 4,        // send/recv and the collectives built on them
+  HierLocal = 5,  // Hier: the ring over the ranks of one host
+  HierCross = 6,  // Hier: the ring over the ranks of one local index across hosts
 };
 
 struct ConnRequest {

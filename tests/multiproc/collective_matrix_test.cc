@@ -255,7 +255,8 @@ void pointToPoint(Run& run, size_t base) {
 
 // One large operation per kind, for counts of a few million.
 void large(Run& run) {
-  size_t count = 2000003;
+  // Hier needs a count that divides among each host's two ranks.
+  size_t count = run.setting.rfind("hier", 0) == 0 ? 2000004 : 2000003;
   for (bool inPlace : {false, true}) {
     reductions(run, ncclFloat32, TestOp::Sum, count, inPlace);
     dataMovement(run, ncclUint8, count, inPlace);
@@ -272,18 +273,25 @@ BRAID_CHILD_SCENARIO(matrix) {
   ncclComm_t base = nullptr;
   CHILD_OK(ncclCommInitRank(&base, nranks, id, ctx.index));
   const bool sockets = std::getenv("NCCL_SHM_DISABLE") != nullptr;
+  // Two ranks per host (NCCL_HOSTID set by the parent): Hier runs, Direct cannot.
+  const bool hosts = std::getenv("NCCL_HOSTID") != nullptr;
   // Direct needs shared memory: over sockets it would only fall back to the ring.
-  const char* settings[][2] = {
-      {"ring", "simple"}, {"ring", "ll"}, {"tree", "simple"}, {"tree", "ll"}, {"direct", "simple"}};
+  const char* settings[][2] = {{"ring", "simple"},   {"ring", "ll"},     {"tree", "simple"}, {"tree", "ll"},
+                               {"direct", "simple"}, {"hier", "simple"}, {"hier", "ll"}};
   int failures = 0, checked = 0;
   for (auto& setting : settings) {
-    if (sockets && std::string(setting[0]) == "direct") continue;
+    const std::string algo = setting[0];
+    if ((sockets || hosts) && algo == "direct") continue;
+    if (!hosts && algo == "hier") continue;
     setenv("NCCL_ALGO", setting[0], 1);
     setenv("NCCL_PROTO", setting[1], 1);
     Run run{nullptr, ctx.index, nranks, std::string(setting[0]) + "/" + setting[1]};
     CHILD_OK(ncclCommSplit(base, 0, ctx.index, &run.comm, nullptr));
     for (ncclDataType_t type : typesFor(coreTypes)) {
       for (size_t count : countsFor(quick, type)) {
+        // Hier cuts the buffer into a slice per local rank: even counts (odd ones run on
+        // the other algorithms, which the other settings cover).
+        if (algo == "hier") count *= 2;
         for (bool inPlace : {false, true}) {
           for (TestOp op : kAllOps) reductions(run, type, op, count, inPlace);
           dataMovement(run, type, count, inPlace);
@@ -304,6 +312,7 @@ BRAID_CHILD_SCENARIO(matrix) {
 struct MatrixCase {
   int nranks;
   bool sockets;
+  bool twoHosts = false;  // two ranks per host (NCCL_HOSTID), sockets between the hosts
 };
 
 class CollectiveMatrix : public ::testing::TestWithParam<MatrixCase> {};
@@ -313,19 +322,26 @@ TEST_P(CollectiveMatrix, EveryCollectiveMatchesTheReference) {
   const char* requested = std::getenv("BRAID_TEST_MATRIX");
   std::string mode = requested ? requested : "";
   if (mode != "quick" && mode != "full") mode = c.nranks >= 8 ? "core-types" : "full";
-  auto results = runScenario("matrix", c.nranks, {idToArg(freshId()), std::to_string(c.nranks), mode}, 1200, [&](int) {
-    std::map<std::string, std::string> env{{"BRAID_BOOTSTRAP_TIMEOUT", "120"}};
-    if (c.sockets) env["NCCL_SHM_DISABLE"] = "1";
-    return env;
-  });
+  auto results =
+      runScenario("matrix", c.nranks, {idToArg(freshId()), std::to_string(c.nranks), mode}, 1200, [&](int rank) {
+        std::map<std::string, std::string> env{{"BRAID_BOOTSTRAP_TIMEOUT", "120"}};
+        if (c.sockets) env["NCCL_SHM_DISABLE"] = "1";
+        if (c.twoHosts) {
+          env["NCCL_HOSTID"] = strFormat("matrix-host-%d", rank / 2);
+          env["NCCL_MIN_NCHANNELS"] = "2";  // each channel runs its share of every Hier phase
+        }
+        return env;
+      });
   expectAllSucceeded(results);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CollectiveMatrix,
                          ::testing::Values(MatrixCase{1, false}, MatrixCase{2, false}, MatrixCase{3, false},
                                            MatrixCase{4, false}, MatrixCase{8, false}, MatrixCase{2, true},
-                                           MatrixCase{3, true}, MatrixCase{4, true}, MatrixCase{8, true}),
+                                           MatrixCase{3, true}, MatrixCase{4, true}, MatrixCase{8, true},
+                                           MatrixCase{4, false, true}),
                          [](const ::testing::TestParamInfo<MatrixCase>& p) {
+                           if (p.param.twoHosts) return std::to_string(p.param.nranks) + "RanksOnTwoHosts";
                            return std::to_string(p.param.nranks) + (p.param.sockets ? "RanksSockets" : "RanksShm");
                          });
 

@@ -18,6 +18,7 @@
 #include "fault_helpers.h"
 #include "multiproc_util.h"
 #include "process_resources.h"
+#include "util/format.h"
 
 namespace braid::test {
 namespace {
@@ -130,6 +131,9 @@ struct FaultCase {
   // Direct collectives (NCCL_ALGO=direct, 8-byte all-reduces): the ranks wait for each
   // other on the shared-memory board instead of ring connections.
   bool direct = false;
+  // Hier all-reduces (NCCL_ALGO=hier) on two hosts of two ranks (NCCL_HOSTID): the victim's
+  // death reaches its host's ring and its cross-host ring first.
+  bool hier = false;
 };
 
 std::string caseName(const testing::TestParamInfo<FaultCase>& info) {
@@ -138,7 +142,8 @@ std::string caseName(const testing::TestParamInfo<FaultCase>& info) {
     if (c == '-') c = '_';
   }
   return std::to_string(info.param.nranks) + "Ranks_Victim" + std::to_string(info.param.victim) + "_" + fault +
-         (info.param.sockets ? "_Sockets" : "_Shm") + (info.param.direct ? "_Direct" : "");
+         (info.param.sockets ? "_Sockets" : "_Shm") + (info.param.direct ? "_Direct" : "") +
+         (info.param.hier ? "_HierOnTwoHosts" : "");
 }
 
 class FaultInjection : public testing::TestWithParam<FaultCase> {};
@@ -149,9 +154,13 @@ TEST_P(FaultInjection, SurvivorsGetANamedErrorInBoundedTimeAndAbortCleansUp) {
   auto results = runScenario(
       "fault", c.nranks,
       {idToArg(freshId()), std::to_string(c.nranks), std::to_string(c.victim), fault, c.direct ? "2" : "262144"}, 120,
-      [&](int) {
+      [&](int rank) {
         std::map<std::string, std::string> env;
         if (c.direct) env["NCCL_ALGO"] = "direct";
+        if (c.hier) {
+          env["NCCL_ALGO"] = "hier";
+          env["NCCL_HOSTID"] = strFormat("fault-host-%d", rank / 2);
+        }
         if (c.sockets) env["NCCL_SHM_DISABLE"] = "1";
         if (fault == "stop-during") env["BRAID_TIMEOUT"] = "2";
         return env;
@@ -185,7 +194,9 @@ INSTANTIATE_TEST_SUITE_P(
                     FaultCase{8, 3, "kill-before", true, 10}, FaultCase{2, 1, "stop-during", false, 8},
                     FaultCase{3, 1, "stop-during", true, 8}, FaultCase{3, 2, "abort-during", false, 5},
                     FaultCase{3, 1, "abort-during", true, 5}, FaultCase{3, 1, "kill-during", false, 5, true},
-                    FaultCase{3, 2, "stop-during", false, 8, true}, FaultCase{3, 1, "abort-during", false, 5, true}),
+                    FaultCase{3, 2, "stop-during", false, 8, true}, FaultCase{3, 1, "abort-during", false, 5, true},
+                    FaultCase{4, 3, "kill-during", false, 10, false, true},
+                    FaultCase{4, 2, "stop-during", false, 8, false, true}),
     caseName);
 
 }  // namespace

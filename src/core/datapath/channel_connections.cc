@@ -49,6 +49,25 @@ Status ChannelConnections::create(Comm& comm, const DataPathSettings& settings, 
     c->ringPositions_.push_back(ringPosition(c->ringOrders_.back(), comm.rank));
   }
   c->channels_.resize(c->pathLayouts_.size());
+  // Hier's rings, where every host has the same number of ranks (the planner runs Hier
+  // only there): position i of the host ring is local index i; the cross ring visits the
+  // hosts in node order.
+  const RankLayout& layout = comm.layout;
+  const int node = layout.nodeOfRank.empty() ? 0 : layout.nodeOfRank[static_cast<size_t>(comm.rank)];
+  bool symmetric = layout.nNodes > 1 && !layout.ranksOfNode.empty();
+  for (const auto& ranks : layout.ranksOfNode) symmetric = symmetric && ranks.size() == layout.ranksOfNode[0].size();
+  if (symmetric) {
+    const std::vector<int>& mine = layout.ranksOfNode[static_cast<size_t>(node)];
+    const int local = layout.localRank;
+    const int nLocal = static_cast<int>(mine.size());
+    for (int i = 0; i < nLocal; ++i) c->hierLocalOrder_.push_back(i);
+    for (int k = 0; k < layout.nNodes; ++k) c->hierCrossOrder_.push_back(k);
+    c->hierLocalAt_ = {mine[static_cast<size_t>((local + nLocal - 1) % nLocal)],
+                       mine[static_cast<size_t>((local + 1) % nLocal)], local};
+    auto crossRank = [&](int k) { return layout.ranksOfNode[static_cast<size_t>(k)][static_cast<size_t>(local)]; };
+    c->hierCrossAt_ = {crossRank((node + layout.nNodes - 1) % layout.nNodes), crossRank((node + 1) % layout.nNodes),
+                       node};
+  }
   c->shm_ = std::make_unique<ShmTransport>(settings.fifo, settings.singleCopy, comm.cudaDev);
   if (comm.cudaDev >= 0) {
     CudaIpcConfig ipc;
@@ -117,6 +136,7 @@ Status ChannelConnections::netBackendForRma(NetBackend** out) {
 Status ChannelConnections::connect(const ChannelNeeds& needs, const std::vector<P2pWork>& p2ps) {
   BRAID_CHECK(connectRings(needs.ringChannels));
   BRAID_CHECK(connectTrees(needs.treeChannels));
+  BRAID_CHECK(connectHier(needs.hierChannels));
   if (needs.board && !board_) {
     BRAID_CHECK(ShmBoard::create(*comm_.bootstrap, ShmBoard::kSlotBytes, &board_));
     noteMemoryUse();
@@ -197,6 +217,37 @@ Status ChannelConnections::connectTrees(int nChannels) {
   return okStatus();
 }
 
+Status ChannelConnections::connectHier(int nChannels) {
+  if (nChannels > 0 && hierLocalOrder_.empty()) {
+    return BRAID_ERROR(ncclInternalError, "Hier was planned, but the hosts do not have the same number of ranks");
+  }
+  std::vector<ConnectionJob> jobs;
+  std::vector<int> fresh;
+  for (int c = 0; c < nChannels; ++c) {
+    Channel& ch = channels_[static_cast<size_t>(c)];
+    if (ch.hierConnected) continue;
+    fresh.push_back(c);
+    BRAID_CHECK(ensureNet());
+    const RingPosition& local = hierLocalAt_;
+    const RingPosition& cross = hierCrossAt_;
+    BRAID_CHECK(agreeOnP2p({local.next, local.prev, cross.next, cross.prev}));
+    jobs.push_back({{ConnPurpose::HierLocal, c, local.prev, false}, transportFor(local.prev), &ch.hierLocalRecv});
+    jobs.push_back({{ConnPurpose::HierLocal, c, local.next, true}, transportFor(local.next), &ch.hierLocalSend});
+    jobs.push_back({{ConnPurpose::HierCross, c, cross.prev, false}, transportFor(cross.prev), &ch.hierCrossRecv});
+    jobs.push_back({{ConnPurpose::HierCross, c, cross.next, true}, transportFor(cross.next), &ch.hierCrossSend});
+  }
+  if (jobs.empty()) return okStatus();
+  BRAID_CHECK(establishConnections(*comm_.bootstrap, jobs));
+  noteMemoryUse();
+  for (int c : fresh) {
+    Channel& ch = channels_[static_cast<size_t>(c)];
+    ch.hierConnected = true;
+    logConnection(comm_, c, "/hier-host", hierLocalAt_.next, *ch.hierLocalSend, connectionNote(hierLocalAt_.next));
+    logConnection(comm_, c, "/hier-cross", hierCrossAt_.next, *ch.hierCrossSend, connectionNote(hierCrossAt_.next));
+  }
+  return okStatus();
+}
+
 Status ChannelConnections::connectP2p(const std::vector<P2pWork>& p2ps) {
   std::vector<ConnectionJob> jobs;
   std::set<std::pair<int, bool>> planned;  // (peer, isSend) added to this batch
@@ -239,11 +290,12 @@ Status ChannelConnections::prepare(Executor& executor, const ChannelNeeds& needs
     BRAID_CHECK(executor.prepareBoard(board_->view()));
     boardPrepared_ = true;
   }
-  for (int c = 0; c < std::max(needs.ringChannels, needs.treeChannels); ++c) {
+  for (int c = 0; c < std::max({needs.ringChannels, needs.treeChannels, needs.hierChannels}); ++c) {
     Channel& ch = channels_[static_cast<size_t>(c)];
     bool ringNew = ch.ringConnected && !ch.ringPrepared;
     bool treeNew = ch.treeConnected && !ch.treePrepared;
-    if (!ringNew && !treeNew) continue;
+    bool hierNew = ch.hierConnected && !ch.hierPrepared;
+    if (!ringNew && !treeNew && !hierNew) continue;
     ChannelLinks links;
     if (ch.ringConnected) {
       links.ringSend = ch.ringSend.get();
@@ -260,9 +312,14 @@ Status ChannelConnections::prepare(Executor& executor, const ChannelNeeds& needs
         links.treeDownRecv[k] = ch.treeDownRecv[k].get();
       }
     }
+    if (ch.hierConnected) {
+      links.hierLocal = {ch.hierLocalSend.get(), ch.hierLocalRecv.get(), hierLocalAt_.index, &hierLocalOrder_};
+      links.hierCross = {ch.hierCrossSend.get(), ch.hierCrossRecv.get(), hierCrossAt_.index, &hierCrossOrder_};
+    }
     BRAID_CHECK(executor.prepareChannel(c, links));
     ch.ringPrepared = ch.ringConnected;
     ch.treePrepared = ch.treeConnected;
+    ch.hierPrepared = ch.hierConnected;
   }
   return okStatus();
 }
@@ -277,10 +334,11 @@ void ChannelConnections::attach(WorkBatch* batch) {
 
 bool ChannelConnections::ready(const ChannelNeeds& needs, const std::vector<P2pWork>& p2ps) const {
   if (needs.board && !boardPrepared_) return false;
-  for (int c = 0; c < std::max(needs.ringChannels, needs.treeChannels); ++c) {
+  for (int c = 0; c < std::max({needs.ringChannels, needs.treeChannels, needs.hierChannels}); ++c) {
     const Channel& ch = channels_[static_cast<size_t>(c)];
     if (c < needs.ringChannels && !ch.ringPrepared) return false;
     if (c < needs.treeChannels && !ch.treePrepared) return false;
+    if (c < needs.hierChannels && !ch.hierPrepared) return false;
   }
   for (const P2pWork& p : p2ps) {
     if (p.peer == comm_.rank) continue;
@@ -303,6 +361,10 @@ void ChannelConnections::noteMemoryUse() {
     add(ch.ringRecv);
     add(ch.treeUpSend);
     add(ch.treeUpRecv);
+    add(ch.hierLocalSend);
+    add(ch.hierLocalRecv);
+    add(ch.hierCrossSend);
+    add(ch.hierCrossRecv);
     for (int k = 0; k < kMaxTreeChildren; ++k) {
       add(ch.treeDownSend[k]);
       add(ch.treeDownRecv[k]);
@@ -334,7 +396,8 @@ void ChannelConnections::abandon() {
   proxy_.reset();  // its thread ends; the connections it moved stay
   for (Channel& ch : channels_) {
     (void)ch.ringSend.release(), (void)ch.ringRecv.release(), (void)ch.treeUpSend.release(),
-        (void)ch.treeUpRecv.release();
+        (void)ch.treeUpRecv.release(), (void)ch.hierLocalSend.release(), (void)ch.hierLocalRecv.release(),
+        (void)ch.hierCrossSend.release(), (void)ch.hierCrossRecv.release();
     for (int k = 0; k < kMaxTreeChildren; ++k) (void)ch.treeDownSend[k].release(), (void)ch.treeDownRecv[k].release();
     for (auto& [peer, c] : ch.p2pSend) (void)c.release();
     for (auto& [peer, c] : ch.p2pRecv) (void)c.release();

@@ -80,10 +80,13 @@ class ChannelConnections {
     std::unique_ptr<Connector> treeUpSend, treeUpRecv;  // to / from the parent
     std::unique_ptr<Connector> treeDownSend[kMaxTreeChildren], treeDownRecv[kMaxTreeChildren];
     std::map<int, std::unique_ptr<Connector>> p2pSend, p2pRecv;  // by peer
+    std::unique_ptr<Connector> hierLocalSend, hierLocalRecv, hierCrossSend, hierCrossRecv;
     bool ringConnected = false;
     bool treeConnected = false;
+    bool hierConnected = false;
     bool ringPrepared = false;  // the executor's copy of the channel has its ring
     bool treePrepared = false;  // ... and its tree
+    bool hierPrepared = false;  // ... and Hier's rings
   };
 
   ChannelConnections(Comm& comm, const DataPathSettings& settings, RankTopology& topology, const CpuSet& workerCpus,
@@ -91,6 +94,7 @@ class ChannelConnections {
 
   Status connectRings(int nChannels);
   Status connectTrees(int nChannels);
+  Status connectHier(int nChannels);
   Status connectP2p(const std::vector<P2pWork>& p2ps);
   Transport* transportFor(int peer);
   Status ensureNet();
@@ -120,6 +124,10 @@ class ChannelConnections {
   std::vector<RankLayout> pathLayouts_;
   std::vector<std::vector<int>> ringOrders_;
   std::vector<RingPosition> ringPositions_;
+  // Hier's rings (the same on every channel): local indices 0..L-1 in order, and the hosts'
+  // positions 0..H-1; this rank's neighbours on each.
+  std::vector<int> hierLocalOrder_, hierCrossOrder_;
+  RingPosition hierLocalAt_, hierCrossAt_;
   std::vector<Channel> channels_;
   std::unique_ptr<Transport> shm_;
   std::unique_ptr<Transport> p2p_;  // CUDA IPC between GPUs of this host (GPU mode)

@@ -1,6 +1,7 @@
 #include "core/datapath/coll_planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -21,6 +22,32 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
   size_t bytes = task.count * elemBytes;
   if (task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter) bytes *= static_cast<size_t>(nranks);
   return bytes;
+}
+
+// Why the communicator cannot run Hier ("" when it can): it needs several hosts with the
+// same number of ranks, at least two each, and host mode.
+std::string hierUnavailableWhy(const RankLayout& layout, bool gpuMode) {
+  if (gpuMode) return "Hier runs in host mode only";
+  if (layout.nNodes < 2) return "Hier needs several hosts";
+  const size_t local = layout.ranksOfNode.empty() ? 0 : layout.ranksOfNode[0].size();
+  for (const auto& node : layout.ranksOfNode) {
+    if (node.size() != local) return "Hier needs the same number of ranks on every host";
+  }
+  if (local < 2) return "Hier needs at least two ranks on each host";
+  return "";
+}
+
+// Why one AllReduce cannot run Hier on a communicator that can ("" when it can): every
+// local rank takes an equal slice, and the phases combine partial results, which an
+// operation with a pre-multiplier or a final division cannot do.
+std::string hierRefusedWhy(const CollTask& task, int localRanks) {
+  if (task.op == RedOpKind::PreMulSum || task.op == RedOpKind::SumPostDiv) {
+    return strFormat("Hier runs sum, prod, max and min, not %s", redOpKindName(task.op));
+  }
+  if (task.count % static_cast<size_t>(localRanks) != 0) {
+    return strFormat("Hier needs a count that divides among the %d ranks of each host", localRanks);
+  }
+  return "";
 }
 
 // Collectives of at least this many bytes (the tuning model's size) may run single-copy
@@ -66,11 +93,22 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
                          : settings.shmDisable      ? "Direct needs shared memory, and NCCL_SHM_DISABLE=1"
                          : nranks > kMaxDirectRanks ? strFormat("Direct takes at most %d ranks", kMaxDirectRanks)
                                                     : "";
+  std::string noHier = hierUnavailableWhy(layout, gpuMode);
+  std::vector<std::string> reasons;
   if (noDirect.empty()) {
     tuning.directSlotBytes = ShmBoard::kSlotBytes;
   } else {
-    planner->policy_.unavailable = algorithmBit(Algorithm::Direct);
-    planner->policy_.unavailableWhy = std::move(noDirect);
+    planner->policy_.unavailable |= algorithmBit(Algorithm::Direct);
+    reasons.push_back(std::move(noDirect));
+  }
+  if (noHier.empty()) {
+    tuning.hierLocalRanks = layout.localRanks;
+  } else {
+    planner->policy_.unavailable |= algorithmBit(Algorithm::Hier);
+    reasons.push_back(std::move(noHier));
+  }
+  for (const std::string& reason : reasons) {
+    planner->policy_.unavailableWhy += (planner->policy_.unavailableWhy.empty() ? "" : "; ") + reason;
   }
   *out = std::move(planner);
   return okStatus();
@@ -106,9 +144,24 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
     tuning.nChannels = upper;
   }
   if (task.minChannels > 0) lower = std::clamp(task.minChannels, settings_.minChannels, upper);
+  if (tuning_.hierLocalRanks > 0 && task.func == CollFunc::AllReduce) {
+    std::string refused = hierRefusedWhy(task, tuning_.hierLocalRanks);
+    if (!refused.empty()) {
+      pairs &=
+          static_cast<uint8_t>(~(pairBit(Algorithm::Hier, Protocol::Simple) | pairBit(Algorithm::Hier, Protocol::LL)));
+      if (!pairs)
+        pairs = usablePairs(task.func, policy_) & static_cast<uint8_t>(~(pairBit(Algorithm::Hier, Protocol::Simple) |
+                                                                         pairBit(Algorithm::Hier, Protocol::LL)));
+      if (!reportedHierRefused_ && rank_ == 0) {
+        reportedHierRefused_ = true;
+        BRAID_INFO(kLogTuning, "AllReduce: not Hier (%s); the model chooses among the others", refused.c_str());
+      }
+    }
+  }
   LastChoice& last = lastChoice_[func];
   if (!last.valid || last.bytes != bytes || last.pairs != pairs || last.nChannels != tuning.nChannels) {
     last = LastChoice{true, bytes, pairs, tuning.nChannels, chooseAlgorithm(task.func, bytes, tuning, policy_, pairs)};
+    reportChoice(task.func, bytes, tuning, pairs, last.choice);
   }
   const AlgoChoice choice = last.choice;
   if (!reportedInapplicable_[func]) {
@@ -150,11 +203,42 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
   w.geometry.pipelineSlices = w.proto == Protocol::Simple;
   const bool perRank = task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter;
   w.segment = perRank ? w.geometry.extent : 0;
+  if (w.algo == Algorithm::Hier) {
+    // Each channel takes its share of every local rank's slice (as a reduce-scatter's
+    // channels take their share of every rank's segment).
+    const int local = tuning_.hierLocalRanks;
+    w.segment = task.count / static_cast<size_t>(local);
+    w.geometry.extent = w.segment;
+    w.geometry.nranks = local;
+  }
   markWindowCandidate(task, bytes, &w);
   BRAID_TRACE(kLogTuning, "%s of %zu bytes: %s/%s on %d channel(s), predicted %.1f us", collFuncName(task.func), bytes,
               algorithmName(w.algo), protocolName(w.proto), w.nChannels, choice.predictedUs);
   *out = w;
   return okStatus();
+}
+
+void CollPlanner::reportChoice(CollFunc func, size_t bytes, const TuningInputs& tuning, uint8_t pairs,
+                               const AlgoChoice& choice) {
+  // The first time a function runs with an algorithm and protocol, on rank 0 (every rank
+  // chooses alike): for which size, and what the model predicted for the others it could
+  // run there.
+  uint8_t& seen = reportedPairs_[static_cast<int>(func)];
+  const uint8_t bit = pairBit(choice.algo, choice.proto);
+  if (rank_ != 0 || (seen & bit)) return;
+  seen |= bit;
+  std::string others;
+  TuningInputs withChannels = tuning;
+  withChannels.nChannels = choice.nChannels;
+  const uint8_t algorithms = policy_.usableAlgorithms(func);
+  for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree, Algorithm::Direct, Algorithm::Hier}) {
+    if (!(algorithms & algorithmBit(algo)) || !(pairs & pairBit(algo, choice.proto)) || algo == choice.algo) continue;
+    const double us = predictTimeUs(func, algo, choice.proto, bytes, withChannels);
+    if (std::isfinite(us)) others += strFormat("%s%s %.0f us", others.empty() ? "" : ", ", algorithmName(algo), us);
+  }
+  BRAID_INFO(kLogTuning, "%s of %zu bytes: %s/%s on %d channel(s), predicted %.0f us%s%s%s", collFuncName(func), bytes,
+             algorithmName(choice.algo), protocolName(choice.proto), choice.nChannels, choice.predictedUs,
+             others.empty() ? "" : " (", others.c_str(), others.empty() ? "" : ")");
 }
 
 void CollPlanner::markWindowCandidate(const CollTask& task, size_t bytes, CollWork* w) const {
@@ -180,7 +264,9 @@ void addChannelNeeds(const CollWork& w, ChannelNeeds* needs) {
   if (w.oneRank) return;
   needs->board |= w.windowCandidate || w.algo == Algorithm::Direct;
   if (w.algo == Algorithm::Direct) return;
-  int& channels = w.algo == Algorithm::Tree ? needs->treeChannels : needs->ringChannels;
+  int& channels = w.algo == Algorithm::Tree   ? needs->treeChannels
+                  : w.algo == Algorithm::Hier ? needs->hierChannels
+                                              : needs->ringChannels;
   channels = std::max(channels, w.nChannels);
 }
 

@@ -21,11 +21,12 @@
 namespace braid {
 
 // What a batch's collectives need connected: rings on [0, ringChannels), trees on
-// [0, treeChannels), and the shared-memory board when some run Direct (or may run
+// [0, treeChannels), Hier's rings on [0, hierChannels), and the shared-memory board when some run Direct (or may run
 // single-copy, which agrees on the board).
 struct ChannelNeeds {
   int ringChannels = 0;
   int treeChannels = 0;
+  int hierChannels = 0;  // Hier's two rings: over the host's ranks, and across hosts
   bool board = false;
 };
 
@@ -87,6 +88,10 @@ class CollPlanner {
   std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
   // A call's algSelection that NCCL_ALGO/NCCL_PROTO overrode, reported once per function.
   std::vector<bool> reportedSelectionOverridden_ = std::vector<bool>(kNumCollFuncs, false);
+  bool reportedHierRefused_ = false;
+  // Per function, the (algorithm, protocol) pairs reportChoice has reported (pairBit).
+  uint8_t reportedPairs_[kNumCollFuncs] = {};
+  void reportChoice(CollFunc func, size_t bytes, const TuningInputs& tuning, uint8_t pairs, const AlgoChoice& choice);
 };
 
 }  // namespace braid

@@ -332,6 +332,9 @@ const void* kernelFor(const CollWork& c, bool* needed) {
 
 Status CudaGpuExecutor::checkKernels(const WorkBatch& batch) const {
   for (const CollWork& c : batch.colls) {
+    if (c.algo == Algorithm::Hier && !c.oneRank) {
+      return BRAID_ERROR(ncclInvalidUsage, "%s with Hier: Hier runs in host mode only", collFuncName(c.func));
+    }
     bool needed = false;
     if (!kernelFor(c, &needed) && needed) return missingKernel(c);
   }

@@ -30,6 +30,8 @@ struct HostPaths {
   const RingSchedule& ring;
   const TreeSchedule& tree;
   const BoardView& board;
+  const RingSchedule& hierLocal;  // Hier: the ring over this host's ranks
+  const RingSchedule& hierCross;  // ... and the one across hosts
 };
 
 // Runs one channel's part; false when the wait was aborted (or the combination is not

@@ -27,7 +27,23 @@ struct HostChannel {
   ChannelLinks links;
   RingSchedule ring;
   TreeSchedule tree;
+  RingSchedule hierLocal, hierCross;  // Hier's rings (nranks 1 until connected)
 };
+
+// A Hier ring's schedule from its links.
+Status hierRing(int channel, const HierRingLinks& links, const char* which, RingSchedule* out) {
+  *out = RingSchedule();
+  if (!links.send || !links.recv) return okStatus();
+  if (!links.order || links.order->empty()) {
+    return BRAID_ERROR(ncclInternalError, "channel %d has no order for Hier's %s ring", channel, which);
+  }
+  out->nranks = static_cast<int>(links.order->size());
+  out->index = links.index;
+  out->order = links.order->data();
+  out->prev = links.recv->recvView();
+  out->next = links.send->sendView();
+  return okStatus();
+}
 
 class HostExecutor : public Executor {
  public:
@@ -89,7 +105,8 @@ Status HostExecutor::prepareChannel(int channel, const ChannelLinks& links) {
     ch.tree.downSend[k] = links.treeDownSend[k]->sendView();
     ch.tree.nDown = k + 1;
   }
-  return okStatus();
+  BRAID_CHECK(hierRing(channel, links.hierLocal, "host", &ch.hierLocal));
+  return hierRing(channel, links.hierCross, "cross-host", &ch.hierCross);
 }
 
 Status HostExecutor::launch(WorkBatch& batch) {
@@ -229,7 +246,7 @@ bool HostExecutor::runCollOnChannel(HostExec& exec, int channel, const CollWork&
   if (ch.ring.order) part.rootIndex = ringIndexOf(ch.ring.order, ch.ring.nranks, coll.root);
   // Direct collectives run on channel 0's thread (planned on one channel), in the batch's
   // order like the others.
-  return runCollectiveOnHost(exec, coll, part, HostPaths{ch.ring, ch.tree, board_});
+  return runCollectiveOnHost(exec, coll, part, HostPaths{ch.ring, ch.tree, board_, ch.hierLocal, ch.hierCross});
 }
 
 // Why a channel's waits ended early: the deadline (naming whom it waited for) or an abort.

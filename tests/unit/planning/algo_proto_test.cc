@@ -222,7 +222,7 @@ TEST(AlgoProto, NothingRunnableFallsBackWithAWarning) {
     EXPECT_EQ(parsed.policy.explainInapplicable(func), "");
   }
 
-  parsed = algo("allreduce:^ring,tree,direct");
+  parsed = algo("allreduce:^ring,tree,direct,hier");
   ASSERT_EQ(parsed.warnings.size(), 1u) << allWarnings(parsed);
   EXPECT_TRUE(anyWarningContains(parsed, "for AllReduce;")) << allWarnings(parsed);
   EXPECT_EQ(parsed.policy.algorithms[static_cast<int>(CollFunc::AllReduce)], kAllAlgorithms);
@@ -269,17 +269,35 @@ TEST(AlgoProto, DirectParsesAndAnUnavailableDirectFallsBack) {
   parsed.policy.unavailableWhy = "Direct needs every rank on one host";
   EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllGather), algorithmBit(Algorithm::Ring));
   EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllReduce),
-            algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Tree));
+            algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Tree) | algorithmBit(Algorithm::Hier));
   EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::AllReduce),
             "NCCL_ALGO=direct cannot run AllReduce on this communicator (Direct needs every rank on one host); using "
-            "Tree, Ring");
+            "Tree, Ring, Hier");
   // Not forced: nothing to explain, and Direct is simply not among the choices.
   Parsed plain = algo("");
   plain.policy.unavailable = algorithmBit(Algorithm::Direct);
   EXPECT_EQ(plain.policy.explainInapplicable(CollFunc::AllReduce), "");
   EXPECT_EQ(plain.policy.usableAlgorithms(CollFunc::Broadcast), algorithmBit(Algorithm::Ring));
   EXPECT_EQ(algo("^direct").policy.usableAlgorithms(CollFunc::AllReduce),
-            algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Tree));
+            algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Tree) | algorithmBit(Algorithm::Hier));
+}
+
+// Hier is Braid's own name too, for AllReduce only; a communicator that cannot run it (one
+// host, hosts of different sizes, GPU mode) marks it unavailable like Direct.
+TEST(AlgoProto, HierParsesAppliesToAllReduceAndFallsBackWhenUnavailable) {
+  Parsed parsed = algo("hier");
+  EXPECT_TRUE(parsed.warnings.empty()) << allWarnings(parsed);
+  EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllReduce), algorithmBit(Algorithm::Hier));
+  EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::AllGather),
+            "NCCL_ALGO=hier does not apply to AllGather; using Ring, Direct");
+  EXPECT_STREQ(algorithmName(Algorithm::Hier), "Hier");
+  parsed.policy.unavailable = algorithmBit(Algorithm::Hier);
+  parsed.policy.unavailableWhy = "Hier needs several hosts";
+  EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllReduce),
+            algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Tree) | algorithmBit(Algorithm::Direct));
+  EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::AllReduce),
+            "NCCL_ALGO=hier cannot run AllReduce on this communicator (Hier needs several hosts); using Tree, Ring, "
+            "Direct");
 }
 
 TEST(AlgoProto, HalvesAreIndependent) {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "planning/alg_selection.h"
@@ -336,6 +337,61 @@ TEST(Tuning, DirectOnlyWhereThePolicyAndTheProtocolAllowIt) {
   // A call's own selection names NCCL's rows, none of which is Direct.
   EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, 8, in, AlgoProtoPolicy(), pairBit(Algorithm::Ring, Protocol::LL)).algo,
             Algorithm::Ring);
+}
+
+}  // namespace
+}  // namespace braid
+
+namespace braid {
+namespace {
+
+// Host mode across hosts, as the planner describes it, with Hier available.
+TuningInputs hostModeHosts(int nNodes, int perNode) {
+  TuningInputs in{nNodes * perNode, nNodes, perNode, LinkModel{6.0, 1.0}, LinkModel{1.2, 25.0}, 4};
+  in.hierLocalRanks = perNode;
+  return in;
+}
+
+TEST(Tuning, HierRunsAllReduceOnlyWhereTheHostsAreAlike) {
+  const TuningInputs in = hostModeHosts(2, 2);
+  EXPECT_TRUE(std::isfinite(predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, Protocol::Simple, kMiB, in)));
+  EXPECT_TRUE(std::isfinite(predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, Protocol::LL, kMiB, in)));
+  for (CollFunc func : {CollFunc::Broadcast, CollFunc::Reduce, CollFunc::AllGather, CollFunc::ReduceScatter}) {
+    EXPECT_TRUE(std::isinf(predictTimeUs(func, Algorithm::Hier, Protocol::Simple, kMiB, in)));
+  }
+  TuningInputs unavailable = in;
+  unavailable.hierLocalRanks = 0;
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, Protocol::Simple, kMiB, unavailable)));
+  TuningInputs oneHost = hostModeHosts(1, 4);
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, Protocol::Simple, kMiB, oneHost)));
+  TuningInputs mismatched = in;  // ranks that are not hosts x local ranks
+  mismatched.nranks = 5;
+  EXPECT_TRUE(std::isinf(predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, Protocol::Simple, kMiB, mismatched)));
+}
+
+// Large AllReduces are the network's: Hier sends 2(H-1)/H of the buffer over each host's
+// link where the ring sends 2(n-1)/n, so it wins them and the model chooses it.
+TEST(Tuning, HierBeatsTheRingOnLargeAllReducesAcrossHosts) {
+  AlgoProtoPolicy policy;
+  for (auto [nNodes, perNode] : {std::pair{2, 2}, std::pair{4, 2}, std::pair{2, 8}}) {
+    SCOPED_TRACE(::testing::Message() << nNodes << " x " << perNode);
+    const TuningInputs in = hostModeHosts(nNodes, perNode);
+    const double ring = predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::Simple, kGiB, in);
+    const double hier = predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, Protocol::Simple, kGiB, in);
+    const int n = nNodes * perNode;
+    const double volumeRatio = (2.0 * (nNodes - 1) / nNodes) / (2.0 * (n - 1) / n);
+    EXPECT_LT(hier, ring);
+    EXPECT_GT(hier, volumeRatio * ring) << "the phases inside the host cost something too";
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, 256 * kMiB, in, policy).algo, Algorithm::Hier);
+    // A faster network shortens Hier's network phase.
+    TuningInputs fasterNet = in;
+    fasterNet.inter.bandwidthGBs *= 2;
+    EXPECT_LT(predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, Protocol::Simple, kGiB, fasterNet), 0.7 * hier);
+  }
+  // Not allowed: never chosen.
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(parseAlgoPolicy("^hier", &policy, &warnings).ok());
+  EXPECT_NE(chooseAlgorithm(CollFunc::AllReduce, 256 * kMiB, hostModeHosts(2, 2), policy).algo, Algorithm::Hier);
 }
 
 }  // namespace
