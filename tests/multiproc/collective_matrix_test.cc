@@ -255,8 +255,7 @@ void pointToPoint(Run& run, size_t base) {
 
 // One large operation per kind, for counts of a few million.
 void large(Run& run) {
-  // Hier needs a count that divides among each host's two ranks.
-  size_t count = run.setting.rfind("hier", 0) == 0 ? 2000004 : 2000003;
+  size_t count = 2000003;
   for (bool inPlace : {false, true}) {
     reductions(run, ncclFloat32, TestOp::Sum, count, inPlace);
     dataMovement(run, ncclUint8, count, inPlace);
@@ -288,10 +287,15 @@ BRAID_CHILD_SCENARIO(matrix) {
     Run run{nullptr, ctx.index, nranks, std::string(setting[0]) + "/" + setting[1]};
     CHILD_OK(ncclCommSplit(base, 0, ctx.index, &run.comm, nullptr));
     for (ncclDataType_t type : typesFor(coreTypes)) {
-      for (size_t count : countsFor(quick, type)) {
-        // Hier cuts the buffer into a slice per local rank: even counts (odd ones run on
-        // the other algorithms, which the other settings cover).
-        if (algo == "hier") count *= 2;
+      std::vector<size_t> counts = countsFor(quick, type);
+      // Hier cuts the buffer into a slice per local rank and one channel takes what is
+      // left (the odd counts here): even counts too, which leave nothing.
+      if (algo == "hier") {
+        for (size_t i = 0, n = counts.size(); i < n; ++i) {
+          if (counts[i] > 0) counts.push_back(counts[i] + 1);
+        }
+      }
+      for (size_t count : counts) {
         for (bool inPlace : {false, true}) {
           for (TestOp op : kAllOps) reductions(run, type, op, count, inPlace);
           dataMovement(run, type, count, inPlace);

@@ -37,15 +37,12 @@ std::string hierUnavailableWhy(const RankLayout& layout, bool gpuMode) {
   return "";
 }
 
-// Why one AllReduce cannot run Hier on a communicator that can ("" when it can): every
-// local rank takes an equal slice, and the phases combine partial results, which an
-// operation with a pre-multiplier or a final division cannot do.
-std::string hierRefusedWhy(const CollTask& task, int localRanks) {
+// Why one AllReduce cannot run Hier on a communicator that can ("" when it can): the
+// phases combine partial results, which an operation with a pre-multiplier or a final
+// division cannot do.
+std::string hierRefusedWhy(const CollTask& task) {
   if (task.op == RedOpKind::PreMulSum || task.op == RedOpKind::SumPostDiv) {
     return strFormat("Hier runs sum, prod, max and min, not %s", redOpKindName(task.op));
-  }
-  if (task.count % static_cast<size_t>(localRanks) != 0) {
-    return strFormat("Hier needs a count that divides among the %d ranks of each host", localRanks);
   }
   return "";
 }
@@ -145,7 +142,7 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
   }
   if (task.minChannels > 0) lower = std::clamp(task.minChannels, settings_.minChannels, upper);
   if (tuning_.hierLocalRanks > 0 && task.func == CollFunc::AllReduce) {
-    std::string refused = hierRefusedWhy(task, tuning_.hierLocalRanks);
+    std::string refused = hierRefusedWhy(task);
     if (!refused.empty()) {
       pairs &=
           static_cast<uint8_t>(~(pairBit(Algorithm::Hier, Protocol::Simple) | pairBit(Algorithm::Hier, Protocol::LL)));
@@ -205,7 +202,7 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
   w.segment = perRank ? w.geometry.extent : 0;
   if (w.algo == Algorithm::Hier) {
     // Each channel takes its share of every local rank's slice (as a reduce-scatter's
-    // channels take their share of every rank's segment).
+    // channels take their share of every rank's segment); channel 0 also the remainder.
     const int local = tuning_.hierLocalRanks;
     w.segment = task.count / static_cast<size_t>(local);
     w.geometry.extent = w.segment;

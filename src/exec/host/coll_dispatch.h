@@ -22,6 +22,7 @@ namespace braid {
 struct ChannelPart {
   Share share;  // in elements (bytes for data-only collectives)
   int rootIndex = 0;
+  int channel = 0;
 };
 
 // What a channel runs collectives over: its ring and tree, and the communicator's board

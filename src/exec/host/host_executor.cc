@@ -243,6 +243,7 @@ bool HostExecutor::runCollOnChannel(HostExec& exec, int channel, const CollWork&
       static_cast<size_t>(channel) < channels_.size() ? channels_[static_cast<size_t>(channel)] : kNoChannel;
   ChannelPart part;
   part.share = channelShare(coll.geometry, channel);
+  part.channel = channel;
   if (ch.ring.order) part.rootIndex = ringIndexOf(ch.ring.order, ch.ring.nranks, coll.root);
   // Direct collectives run on channel 0's thread (planned on one channel), in the batch's
   // order like the others.

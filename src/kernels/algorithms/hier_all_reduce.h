@@ -15,6 +15,8 @@
 
 #include "kernels/algorithms/ring_all_gather.h"
 #include "kernels/algorithms/ring_all_reduce.h"
+#include "kernels/algorithms/ring_broadcast.h"
+#include "kernels/algorithms/ring_reduce.h"
 #include "kernels/algorithms/ring_reduce_scatter.h"
 #include "kernels/algorithms/schedule_args.h"
 
@@ -22,14 +24,31 @@ namespace braid {
 
 // `local` orders the host's ranks by local index (order[i] is i, the slice position i
 // reduces); `cross` is the ring of this rank's local index across hosts. `share` is the
-// channel's part of each slice of `slice` elements.
+// channel's part of each slice of `slice` elements. `tail` elements after the L slices
+// (fewer than L: the count's remainder) are this channel's too when non-zero (one channel
+// takes them): reduced to local index 0 along the host's ring, all-reduced across hosts
+// by the ranks of local index 0, broadcast back along the host's ring.
 template <class Exec, template <class> class Proto, typename T, class Fn>
 BRAID_HD bool hierAllReduce(Exec& exec, const Fn& fn, const RingSchedule& local, const RingSchedule& cross,
-                            const Share& share, size_t slice, const T* send, T* recv) {
+                            const Share& share, size_t slice, size_t tail, const T* send, T* recv) {
   T* mine = recv + static_cast<size_t>(local.order[local.index]) * slice;
   if (!ringReduceScatter<Exec, Proto, T, Fn>(exec, fn, local, share, slice, send, mine)) return false;
   if (cross.nranks > 1 && !ringAllReduce<Exec, Proto, T, Fn>(exec, fn, cross, share, mine, mine)) return false;
-  return ringAllGather<Exec, Proto, T, Fn>(exec, fn, local, share, slice, mine, recv);
+  if (!ringAllGather<Exec, Proto, T, Fn>(exec, fn, local, share, slice, mine, recv)) return false;
+  if (tail == 0) return true;
+  Share rest = share;
+  rest.begin = 0;
+  rest.end = tail;
+  rest.sliceElems = 0;
+  const size_t offset = static_cast<size_t>(local.nranks) * slice;
+  const T* tailSend = send + offset;
+  T* tailRecv = recv + offset;
+  if (!ringReduce<Exec, Proto, T, Fn>(exec, fn, local, rest, 0, tailSend, tailRecv)) return false;
+  if (local.index == 0 && cross.nranks > 1 &&
+      !ringAllReduce<Exec, Proto, T, Fn>(exec, fn, cross, rest, tailRecv, tailRecv)) {
+    return false;
+  }
+  return ringBroadcast<Exec, Proto, T, Fn>(exec, fn, local, rest, 0, tailRecv, tailRecv);
 }
 
 }  // namespace braid
