@@ -46,9 +46,17 @@ def parse_args(argv):
     parser.add_argument("--placement", choices=list(PLACEMENTS) + ["both"], default="out-of-place",
                         help="which half of each row to plot (default: out-of-place)")
     parser.add_argument("--title", help="title of the plot (default: the programs and the filters)")
+    parser.add_argument("--reference", metavar="GBS[:LABEL]",
+                        help="a dashed horizontal line at GBS GB/s, e.g. a link's rate: 1.25:'link rate'")
     args = parser.parse_args(argv)
     if not args.output and not args.csv:
         parser.error("nothing to write: give -o OUT.png and/or --csv OUT.csv")
+    if args.reference:
+        value, _, label = args.reference.partition(":")
+        try:
+            args.reference = (float(value), label or "%s GB/s" % value)
+        except ValueError:
+            parser.error("--reference %r: expected GB/s as a number, then optionally :LABEL" % args.reference)
     if args.label and len(args.label) != len(args.files):
         parser.error("%d --label value(s) for %d file(s): give one per file or none" %
                      (len(args.label), len(args.files)))
@@ -177,6 +185,8 @@ def write_png(plt, lines, args):
     ax.minorticks_off()
     ax.set_xlabel("size (bytes)")
     ax.set_ylabel("bus bandwidth (GB/s)")
+    if args.reference:
+        ax.axhline(args.reference[0], color="gray", linestyle=":", linewidth=1.2, label=args.reference[1])
     ax.set_ylim(bottom=0)
     ax.grid(True, which="major", alpha=0.3)
     ax.set_title(args.title or default_title(lines, args))

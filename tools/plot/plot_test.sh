@@ -28,6 +28,8 @@ case "$mode" in
       fail "no numeric bus bandwidth for 32K in: $data"
     # Errors: a usage error is 2, an unusable file 1, each with a reason.
     [ "$(status "$python" "$plot" "$work/run.json")" = 2 ] || fail "no output asked: expected exit 2"
+    [ "$(status "$python" "$plot" --csv - --reference fast "$work/run.json")" = 2 ] ||
+      fail "--reference without a number: expected exit 2"
     [ "$(status "$python" "$plot" --csv - --label a --label b "$work/run.json")" = 2 ] || fail "label count: expected 2"
     [ "$(status "$python" "$plot" --csv - "$work/missing.json")" = 1 ] || fail "missing file: expected 1"
     [ "$(status "$python" "$plot" --csv - --type half "$work/run.json")" = 1 ] || fail "empty filter: expected 1"
@@ -46,7 +48,8 @@ case "$mode" in
       echo "SKIP: matplotlib is not importable by $python (apt-get install python3-matplotlib)"
       exit 77
     fi
-    "$python" "$plot" -o "$work/busbw.png" --label "2 threads" "$work/run.json" || fail "braid_plot -o exited $?"
+    "$python" "$plot" -o "$work/busbw.png" --label "2 threads" --reference "1.25:link rate" "$work/run.json" ||
+      fail "braid_plot -o exited $?"
     [ -s "$work/busbw.png" ] || fail "no PNG written"
     signature=$(head -c 8 "$work/busbw.png" | od -An -tx1 | tr -d ' \n')
     [ "$signature" = 89504e470d0a1a0a ] || fail "not a PNG (starts with $signature)"

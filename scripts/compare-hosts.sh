@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Braid's all-reduce across hosts next to Open MPI's and Gloo's, on the virtual cluster
+# (scripts/cluster/cluster.sh: network namespaces with their own hostnames, each host's link
+# shaped to RATE both ways with tc): the same ranks on the same hosts, float sum, the same
+# sizes and iterations, each program run REPEAT times in turn (MPI, Gloo, Braid, Braid with
+# NCCL_ALGO=ring, MPI, ...), the best busbw of each kept. busbw is counted as nccl-tests
+# counts it (algbw * 2(n-1)/n), and shown also as a share of the per-host link rate.
+# Open MPI runs with mpi_yield_when_idle (more ranks than cores: its polling ranks would
+# otherwise starve the ones they wait for) over TCP on the cluster link.
+#   sudo scripts/compare-hosts.sh [HOSTS=2] [PER_HOST=2] [RATE=10gbit] [MIN=64K] [MAX=256M] [REPEAT=2]
+# BRAID_COMPARE_ITERS (default 5) iterations per size; BRAID_COMPARE_PLOT=FILE.png draws
+# busbw against size for the programs (tools/plot/braid_plot.py); BRAID_COMPARE_DATA=FILE
+# keeps the table's numbers (one line per size). Starts its own cluster (--no-slurm) and
+# tears it down; refuses to run while another owner's cluster is up.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bytes() {
+  case $1 in
+    *[kK]) echo $((${1%?} << 10)) ;;
+    *[mM]) echo $((${1%?} << 20)) ;;
+    *[gG]) echo $((${1%?} << 30)) ;;
+    *) echo "$1" ;;
+  esac
+}
+hosts=${1:-2}
+per_host=${2:-2}
+rate=${3:-10gbit}
+minb=$(bytes "${4:-64K}")
+maxb=$(bytes "${5:-256M}")
+repeat=${6:-2}
+iters=${BRAID_COMPARE_ITERS:-5}
+nranks=$((hosts * per_host))
+# The link rate in GB/s (tc's units: kbit, mbit, gbit).
+link_gbs=$(awk -v r="$rate" 'BEGIN {
+  n = r + 0; u = tolower(substr(r, length(n "") + 1))
+  f = u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1
+  printf "%.4f", n * f / 8 / 1e9 }')
+[ "$(id -u)" -eq 0 ] || { echo "compare-hosts: needs root (the virtual cluster)" >&2; exit 1; }
+if ! { command -v mpicc >/dev/null && echo '#include <mpi.h>' | mpicc -x c -fsyntax-only - 2>/dev/null; }; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev >/dev/null
+fi
+[ -x "$root/build/bench/all_reduce_perf" ] ||
+  BRAID_TARGETS="nccl braidrun all_reduce_perf" bash "$root/scripts/build.sh" "$root/build"
+venv_python="${BRAID_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/braid/venv}/bin/python"
+gloo=0
+if [ -x "$venv_python" ] && "$venv_python" -c 'import torch.distributed' 2>/dev/null; then
+  gloo=1
+else
+  echo "# Gloo left out: no torch in $venv_python (bash scripts/python-venv.sh)"
+fi
+
+cluster="$root/scripts/cluster/cluster.sh"
+work=$(mktemp -d /tmp/braid-compare-hosts.XXXX)
+cleanup() {
+  "$cluster" down >/dev/null 2>&1 || true
+  [ -n "${BRAID_COMPARE_KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+"$cluster" up --hosts "$hosts" --rate "$rate" --no-slurm --owner compare-hosts >/dev/null
+mpicc -O2 "$root/bench/compare/mpi_all_reduce.c" -o "$work/mpi_all_reduce"
+host_list=$(for k in $(seq "$hosts"); do printf "node%d:%d," "$k" "$per_host"; done)
+host_list=${host_list%,}
+
+# Starts one process per rank, rank r on host r / PER_HOST, and waits for all of them.
+# Rank 0's output goes to stdout. CMD gets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
+# MASTER_PORT in its environment, and whatever "$@" puts before the program.
+run_ranks() {
+  local port=$1 r pids=()
+  shift
+  for r in $(seq 0 $((nranks - 1))); do
+    local node=node$((r / per_host + 1))
+    "$cluster" exec "$node" env RANK="$r" WORLD_SIZE="$nranks" LOCAL_RANK=$((r % per_host)) \
+      LOCAL_WORLD_SIZE="$per_host" MASTER_ADDR=node1 MASTER_PORT="$port" "$@" \
+      >"$work/rank$r.out" 2>&1 &
+    pids+=($!)
+  done
+  local failed=0
+  for r in "${!pids[@]}"; do wait "${pids[$r]}" || { failed=1; echo "# rank $r failed:" >&2; tail -5 "$work/rank$r.out" >&2; }; done
+  awk '/^ +[0-9]/' "$work/rank0.out"  # the table's lines, without the programs' warnings
+  return $failed
+}
+
+port=29600
+for _ in $(seq "$repeat"); do
+  "$cluster" exec node1 mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$root/scripts/cluster/rsh-agent.sh" \
+    --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 -H "$host_list" -np "$nranks" \
+    "$work/mpi_all_reduce" "$minb" "$maxb" "$iters" >>"$work/mpi.txt"
+  if [ "$gloo" = 1 ]; then
+    port=$((port + 1))
+    run_ranks "$port" OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME=eth0 "$venv_python" \
+      "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" >>"$work/gloo.txt"
+  fi
+  for algo in default ring; do
+    port=$((port + 1))
+    settings=(BRAID_RENDEZVOUS="file://$work/rendezvous-$port" BRAID_JOB_TOKEN="compare-$port" NCCL_SOCKET_IFNAME=eth0)
+    [ "$algo" = ring ] && settings+=(NCCL_ALGO=ring)
+    run_ranks "$port" "${settings[@]}" "$root/build/bench/all_reduce_perf" -b "$minb" -e "$maxb" -f 4 \
+      -n "$iters" -w 2 -c 0 | awk '/^ +[0-9]/ {print $1, $6, $8}' >>"$work/braid-$algo.txt"
+  done
+done
+
+echo "# $hosts hosts x $per_host ranks, each host's link shaped to $rate ($link_gbs GB/s each way)"
+echo "# float sum all-reduce, busbw (GB/s, as nccl-tests counts it), best of $repeat runs, $iters iterations"
+echo "# braid: the tuning model's choice; braid-ring: NCCL_ALGO=ring; link%: braid's busbw / the link rate"
+[ "$gloo" = 1 ] || : >"$work/gloo.txt"
+table=$(awk -v gloo="$gloo" -v link="$link_gbs" '
+  FILENAME ~ /mpi/ { f = "m" } FILENAME ~ /gloo/ { f = "g" }
+  FILENAME ~ /braid-default/ { f = "b" } FILENAME ~ /braid-ring/ { f = "r" }
+  { s = $1; sizes[s] = 1; if (!((f, s) in B) || $3 > B[f, s]) B[f, s] = $3 }
+  END {
+    for (s in sizes) {
+      m = B["m", s]; g = B["g", s]; b = B["b", s]; r = B["r", s]
+      printf "%12d %8.3f %8s %8.3f %8.3f %7.0f%% %8.2f %8s\n", s, m, gloo ? sprintf("%.3f", g) : "-", b, r,
+             100 * b / link, (m > 0 ? b / m : 0), ((gloo && g > 0) ? sprintf("%.2f", b / g) : "-")
+    }
+  }' "$work/mpi.txt" "$work/gloo.txt" "$work/braid-default.txt" "$work/braid-ring.txt" | sort -n)
+printf "%12s %8s %8s %8s %8s %8s %8s %8s\n" bytes mpi gloo braid braid-ring link% "vs mpi" "vs gloo"
+echo "$table"
+if [ -n "${BRAID_COMPARE_DATA:-}" ]; then
+  { echo "# $hosts x $per_host, $rate; bytes mpi gloo braid braid-ring link% vs-mpi vs-gloo"; echo "$table"; } >"$BRAID_COMPARE_DATA"
+fi
+if [ -n "${BRAID_COMPARE_PLOT:-}" ]; then
+  # One braid-bench/1 file per program, drawn by tools/plot/braid_plot.py.
+  files=() labels=()
+  for col in "2 Open MPI" "3 Gloo" "4 Braid" "5 Braid NCCL_ALGO=ring"; do
+    c=${col%% *}
+    [ "$c" = 3 ] && [ "$gloo" = 0 ] && continue
+    echo "$table" | awk -v c="$c" -v name="${col#* }" 'BEGIN { printf "{\"schema\": \"braid-bench/1\", \"program\": \"all_reduce\", \"library\": {\"name\": \"%s\"}, \"results\": [", name }
+      $c != "-" { printf "%s{\"size\": %d, \"count\": %d, \"type\": \"float\", \"redop\": \"sum\", \"root\": -1, \"out_of_place\": {\"bus_bw\": %s}}", n++ ? ", " : "", $1, $1 / 4, $c }
+      END { print "]}" }' >"$work/plot-$c.json"
+    files+=("$work/plot-$c.json")
+    labels+=(--label "${col#* }")
+  done
+  /usr/bin/python3 "$root/tools/plot/braid_plot.py" -o "$BRAID_COMPARE_PLOT" "${labels[@]}" --reference "$link_gbs:link rate" \
+    --title "all-reduce, $hosts hosts x $per_host ranks, links shaped to $rate ($link_gbs GB/s)" "${files[@]}"
+  echo "# plot: $BRAID_COMPARE_PLOT"
+fi
