@@ -18,6 +18,9 @@ struct FifoSizes {
   uint32_t llStepBytes = 64 * 1024;  // LL lines; payload per step is half
 };
 
+class Proxy;
+struct NetEndpoint;
+
 class Connector {
  public:
   virtual ~Connector() = default;
@@ -34,6 +37,9 @@ class Connector {
   const std::string& via() const { return via_; }
   // The process whose memory a receiver may read directly (0: single copy not possible).
   int singleCopyPid() const { return singleCopyPid_; }
+  // Host mode, a network connection whose steps the worker may move itself beside the
+  // proxy (Proxy::assist): its proxy and endpoint. False for every other connector.
+  virtual bool assistable(Proxy** /*proxy*/, NetEndpoint** /*endpoint*/) { return false; }
 
   // Memory this end holds for the connection (ncclCommMemStats): host memory (its mapping
   // of the FIFO block or segment, the LL staging) and device memory (GPU mode).

@@ -12,7 +12,7 @@ bool arriveOnBoard(HostExec& exec, const BoardView& b, uint64_t op) {
   for (int r = 0; r < b.nranks; ++r) peerCpus[r] = op > 0 ? b.line(r, op - 1)->cpu : -1;
   BoardLine* mine = b.line(b.rank, op);
   mine->cpu = sched_getcpu();
-  HostExec::publish(&mine->arrived, op + 1, &mine->waiters);
+  publishCounter(&mine->arrived, op + 1, &mine->waiters);
   for (int r = 0; r < b.nranks; ++r) {
     if (r == b.rank) continue;
     BoardLine* peer = b.line(r, op);

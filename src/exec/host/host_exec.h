@@ -13,6 +13,7 @@
 
 #include <ctime>
 
+#include "exec/host/net_assist.h"
 #include "kernels/primitives/conn_fifo.h"
 #include "platform/futex.h"
 #include "platform/shared_counter.h"
@@ -38,7 +39,9 @@ inline int64_t monotonicNs() {
 
 class HostExec {
  public:
-  HostExec(const AbortFlag* abort, HostWaitPolicy policy) : abort_(abort), policy_(policy) {}
+  // `assist`: the channel's network connections this thread may move itself (null: none).
+  HostExec(const AbortFlag* abort, HostWaitPolicy policy, const NetAssist* assist = nullptr)
+      : abort_(abort), policy_(policy), assist_(assist && !assist->empty() ? assist : nullptr) {}
 
   // A team of one (see kernels/primitives/primitives.h for what a team is): the host
   // executor runs a channel on one thread, so there is nothing to share or wait for.
@@ -55,11 +58,19 @@ class HostExec {
   static uint32_t loadAcquire32(const uint32_t* p) { return braid::loadAcquire32(p); }
   static void storeRelaxed32(uint32_t* p, uint32_t v) { braid::storeRelaxed32(p, v); }
 
-  // Publishes a counter and wakes whoever sleeps on it (platform/shared_counter.h).
-  static void publish(uint64_t* counter, uint64_t value, uint32_t* waiters) { publishCounter(counter, value, waiters); }
+  // Publishes a counter and wakes whoever sleeps on it (platform/shared_counter.h); a
+  // network step published goes out at once (NetAssist).
+  void publish(uint64_t* counter, uint64_t value, uint32_t* waiters) {
+    publishCounter(counter, value, waiters);
+    if (assist_) assist_->kick(counter);
+  }
 
-  // Tells a proxy which steps are wanted (see ConnShared::requested).
-  static void request(uint64_t* counter, uint64_t value) { storeRelease(counter, value); }
+  // Tells a proxy which steps are wanted (see ConnShared::requested), and posts their
+  // receives at once where this thread may (NetAssist).
+  void request(uint64_t* counter, uint64_t value) {
+    storeRelease(counter, value);
+    if (assist_) assist_->kick(counter);
+  }
 
   // Waits until *counter >= target. False when the communicator was aborted.
   bool waitAtLeast(const uint64_t* counter, uint64_t target, uint32_t* waiters) {
@@ -87,9 +98,13 @@ class HostExec {
     for (int i = 1; !skipSpin; ++i) {
       cpuRelax();
       if (ready()) return true;
-      if ((i & 63) == 0 && monotonicNs() - start > policy_.spinNs) break;
+      if ((i & 63) == 0) {
+        if (assist_) assist_->kick(counter);  // a network step may be waiting to be taken in
+        if (monotonicNs() - start > policy_.spinNs) break;
+      }
     }
     while (monotonicNs() - start < policy_.spinNs + policy_.yieldNs) {
+      if (assist_) assist_->kick(counter);
       sched_yield();
       if (ready()) return true;
     }
@@ -138,6 +153,7 @@ class HostExec {
  private:
   const AbortFlag* abort_;
   HostWaitPolicy policy_;
+  const NetAssist* assist_;
   bool failed_ = false;
   const uint64_t* timedOutOn_ = nullptr;
 };

@@ -28,6 +28,7 @@ struct HostChannel {
   RingSchedule ring;
   TreeSchedule tree;
   RingSchedule hierLocal, hierCross;  // Hier's rings (nranks 1 until connected)
+  NetAssist assist;                   // its network connections the worker moves itself
 };
 
 // A Hier ring's schedule from its links.
@@ -106,7 +107,17 @@ Status HostExecutor::prepareChannel(int channel, const ChannelLinks& links) {
     ch.tree.nDown = k + 1;
   }
   BRAID_CHECK(hierRing(channel, links.hierLocal, "host", &ch.hierLocal));
-  return hierRing(channel, links.hierCross, "cross-host", &ch.hierCross);
+  BRAID_CHECK(hierRing(channel, links.hierCross, "cross-host", &ch.hierCross));
+  ch.assist = NetAssist();
+  for (Connector* c : {links.ringSend, links.ringRecv, links.treeUpSend, links.treeUpRecv, links.hierLocal.send,
+                       links.hierLocal.recv, links.hierCross.send, links.hierCross.recv}) {
+    ch.assist.add(c);
+  }
+  for (int k = 0; k < kMaxTreeChildren; ++k) {
+    ch.assist.add(links.treeDownSend[k]);
+    ch.assist.add(links.treeDownRecv[k]);
+  }
+  return okStatus();
 }
 
 Status HostExecutor::launch(WorkBatch& batch) {
@@ -204,7 +215,9 @@ Status HostExecutor::runChannel(int channel, const WorkBatch& batch, int64_t dea
   HostWaitPolicy policy;
   policy.spinNs = config_.spinNs;
   policy.deadlineNs = deadlineNs;
-  HostExec exec(config_.abort, policy);
+  const NetAssist* assist =
+      static_cast<size_t>(channel) < channels_.size() ? &channels_[static_cast<size_t>(channel)].assist : nullptr;
+  HostExec exec(config_.abort, policy, assist);
   for (const CollWork& coll : batch.colls) {
     if (coll.oneRank || channel >= coll.nChannels) continue;
     if (coll.singleCopy && channel > 0) continue;  // it runs on channel 0's thread, as Direct does

@@ -37,7 +37,7 @@ bool advanceSend(HostExec& exec, P2pTransfer& t) {
       P2pStepHeader header{t.bytes, 0, 1, 1, reinterpret_cast<uint64_t>(t.src), 0};
       std::memcpy(c.simple.slot(step), &header, sizeof(header));
       c.shared->sizes[step % kSteps] = sizeof(header);
-      HostExec::publish(&c.shared->tail, step + 1, &c.shared->tailWaiters);
+      publishCounter(&c.shared->tail, step + 1, &c.shared->tailWaiters);
       ++*c.step;
       t.stepsDone = steps;
       t.awaitingRead = true;
@@ -88,14 +88,14 @@ Status advanceRecv(HostExec& exec, P2pTransfer& t, bool* moved) {
   const uint64_t steps = p2pStepsFor(t.bytes, c.simple.stepBytes);
   while (!t.finished) {
     uint64_t step = *c.step;
-    if (c.proxied) HostExec::request(&c.shared->requested, step + 1);
+    if (c.proxied) storeRelease(&c.shared->requested, step + 1);
     if (!HostExec::peekAtLeast(&c.shared->tail, step + 1)) break;
     P2pStepHeader header;
     P2pReadResult read = p2pReadStep(exec, c, step, t.dst, t.bytes, t.stepsDone, &header);
     if (read == P2pReadResult::Mismatch) return sizeMismatch(c.peer, header.totalBytes, t.bytes);
     if (read == P2pReadResult::SingleCopy) {
       BRAID_CHECK(readDirectly(t, header));
-      HostExec::publish(&c.shared->head, step + 1, &c.shared->headWaiters);
+      publishCounter(&c.shared->head, step + 1, &c.shared->headWaiters);
       ++*c.step;
       t.stepsDone = steps;
       t.finished = true;

@@ -82,6 +82,10 @@ class NetBackend {
                        NetRequest** request) = 0;
   // *done = true when complete; *bytes receives the size actually sent or received.
   virtual Status test(NetRequest* request, bool* done, size_t* bytes) = 0;
+  // Whether two threads may call isend/irecv/test at once on different connections (each
+  // connection by one thread at a time): then a worker may move its own connection's steps
+  // beside the proxy (Proxy::assist).
+  virtual bool progressFromAnyThread() const { return false; }
 
   // RDMA write with immediate (net_rdma.h), or null where the backend cannot write into a
   // peer's memory (sockets).

@@ -24,6 +24,7 @@ class NetConnector : public Connector {
     endpoint_.backend = backend;
     endpoint_.peerRank = peer;
     endpoint_.isSend = isSend;
+    gpuMode_ = gpuMode;
   }
   // The FIFO block: counters, then kSteps slots shared by both protocols (each as large as
   // a Simple step). Separate from the constructor so that running out of memory is a Status.
@@ -87,7 +88,15 @@ class NetConnector : public Connector {
         *comm, endpoint_.slots, static_cast<size_t>(kSteps) * endpoint_.strideBytes, &endpoint_.memHandle));
     listen_.reset();
     proxy->add(&endpoint_);
+    proxy_ = proxy;
     return okStatus();
+  }
+
+  bool assistable(Proxy** proxy, NetEndpoint** endpoint) override {
+    if (!proxy_ || gpuMode_ || !endpoint_.backend->progressFromAnyThread()) return false;
+    *proxy = proxy_;
+    *endpoint = &endpoint_;
+    return true;
   }
 
   std::unique_ptr<NetListenComm> listen_;
@@ -110,6 +119,8 @@ class NetConnector : public Connector {
   ConnDeviceState deviceState_;
 #endif
   NetEndpoint endpoint_;
+  Proxy* proxy_ = nullptr;
+  bool gpuMode_ = false;  // the CUDA kernels publish its steps: only the proxy moves them
   std::unique_ptr<NetSendComm> sendComm_;
   std::unique_ptr<NetRecvComm> recvComm_;
 };

@@ -132,6 +132,18 @@ bool Proxy::progress(NetEndpoint& e, Status* error) {
   return e.isSend ? progressSend(e, error) : progressRecv(e, error);
 }
 
+bool Proxy::assist(NetEndpoint& e) {
+  if (failed_.load(std::memory_order_relaxed) || e.inUse.exchange(true, std::memory_order_acquire)) return false;
+  Status error;
+  const bool moved = progress(e, &error);
+  e.inUse.store(false, std::memory_order_release);
+  if (!error.ok()) {
+    error.addContext(strFormat("network connection %s rank %d", e.isSend ? "to" : "from", e.peerRank));
+    fail(std::move(error));
+  }
+  return moved;
+}
+
 // Data a worker has published on a send connection that has not left yet: the proxy
 // must keep moving it even after the worker's operation is over.
 static bool hasUnsentData(const NetEndpoint& e) { return e.isSend && loadAcquire(&e.shared->tail) > e.completed; }
@@ -163,9 +175,14 @@ void Proxy::loop() {
     bool moved = false;
     busy = false;
     for (NetEndpoint* e : endpoints) {
+      if (e->inUse.exchange(true, std::memory_order_acquire)) {
+        busy = true;  // a worker moves it now; look again soon
+        continue;
+      }
       Status error;
       moved |= progress(*e, &error);
       busy |= hasUnsentData(*e);
+      e->inUse.store(false, std::memory_order_release);
       if (!error.ok()) {
         error.addContext(strFormat("network connection %s rank %d", e->isSend ? "to" : "from", e->peerRank));
         fail(std::move(error));

@@ -40,7 +40,10 @@ struct NetEndpoint {
   void* memHandle = nullptr;
   std::string peer;
   int peerRank = -1;  // for messages: which rank the connection leads to
-  // Proxy-private progress.
+  // Who moves the endpoint now: the proxy thread or a worker that assists (Proxy::assist);
+  // the fields below belong to whoever set it.
+  std::atomic<bool> inUse{false};
+  // Progress.
   uint64_t posted = 0;
   uint64_t completed = 0;
   NetRequest* requests[kSteps] = {};
@@ -60,6 +63,13 @@ class Proxy {
   // Brackets an operation that may use network connections: the proxy runs hot between.
   void begin();
   void end();
+  // A worker's turn at moving `endpoint` (one of this proxy's), from the thread that
+  // publishes to it or waits for it, so that a step need not wait for the proxy thread to
+  // notice it: a message goes out as soon as it is published, and an arrived one is taken
+  // in by the thread that wants it. Only for backends whose connections may be moved from
+  // any thread (NetBackend::progressFromAnyThread). Does nothing while another thread
+  // moves the endpoint, or once the proxy failed. True when something moved.
+  bool assist(NetEndpoint& endpoint);
   // The first error the proxy met (ok when none).
   Status status() const;
   // Waits (at most until `deadline`) until every step workers have published has left:

@@ -31,6 +31,8 @@ class SocketNetBackend : public NetBackend {
   explicit SocketNetBackend(const SocketNetConfig& config) : config_(config) {}
 
   const char* name() const override { return "Socket"; }
+  // Every connection keeps its own sockets and state.
+  bool progressFromAnyThread() const override { return true; }
   int deviceCount() const override { return static_cast<int>(config_.interfaces.size()); }
   Status properties(int device, NetProperties* out) const override;
   Status listen(int device, NetHandle* handle, std::unique_ptr<NetListenComm>* out) override;
