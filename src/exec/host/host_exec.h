@@ -62,7 +62,7 @@ class HostExec {
   // network step published goes out at once (NetAssist).
   void publish(uint64_t* counter, uint64_t value, uint32_t* waiters) {
     publishCounter(counter, value, waiters);
-    if (assist_) assist_->kick(counter);
+    if (assist_) assist_->kickPublished(counter, value);
   }
 
   // Tells a proxy which steps are wanted (see ConnShared::requested), and posts their

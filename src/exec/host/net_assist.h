@@ -35,14 +35,25 @@ class NetAssist {
   // Moves the connection whose counter (tail, head, requested: all in its ConnShared)
   // `counter` is; nothing for counters of other connections.
   void kick(const void* counter) const {
-    const auto* at = static_cast<const uint8_t*>(counter);
-    for (const Entry& e : entries_) {
-      if (at >= e.shared && at < e.shared + sizeof(ConnShared)) {
-        e.proxy->assist(*e.endpoint);
-        return;
-      }
-    }
+    if (const Entry* e = find(counter)) e->proxy->assist(*e->endpoint);
   }
+
+  // After this thread published `value` to `counter`: a small step goes out at once. A large
+  // one is left to the proxy thread, which sends it while this thread goes on with the next
+  // chunk (on a core of its own, when there is one).
+  void kickPublished(uint64_t* counter, uint64_t value) const {
+    const Entry* e = find(counter);
+    if (!e) return;
+    ConnShared* shared = e->endpoint->shared;
+    if (counter == &shared->tail && value > 0 &&
+        __atomic_load_n(&shared->sizes[(value - 1) % kSteps], __ATOMIC_RELAXED) > kInlineSendBytes) {
+      return;
+    }
+    e->proxy->assist(*e->endpoint);
+  }
+
+  // Steps up to this size are sent by the thread that publishes them.
+  static constexpr uint32_t kInlineSendBytes = 64 << 10;
 
  private:
   struct Entry {
@@ -50,6 +61,14 @@ class NetAssist {
     Proxy* proxy;
     NetEndpoint* endpoint;
   };
+  const Entry* find(const void* counter) const {
+    const auto* at = static_cast<const uint8_t*>(counter);
+    for (const Entry& e : entries_) {
+      if (at >= e.shared && at < e.shared + sizeof(ConnShared)) return &e;
+    }
+    return nullptr;
+  }
+
   std::vector<Entry> entries_;
 };
 
