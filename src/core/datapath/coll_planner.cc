@@ -37,15 +37,9 @@ std::string hierUnavailableWhy(const RankLayout& layout, bool gpuMode) {
   return "";
 }
 
-// Why one AllReduce cannot run Hier on a communicator that can ("" when it can): the
-// phases combine partial results, which an operation with a pre-multiplier or a final
-// division cannot do.
-std::string hierRefusedWhy(const CollTask& task) {
-  if (task.op == RedOpKind::PreMulSum || task.op == RedOpKind::SumPostDiv) {
-    return strFormat("Hier runs sum, prod, max and min, not %s", redOpKindName(task.op));
-  }
-  return "";
-}
+// Whether Hier can run an AllReduce with `op`: its phases combine partial results, which
+// an operation with a pre-multiplier or a final division cannot do.
+bool hierTakes(RedOpKind op) { return op != RedOpKind::PreMulSum && op != RedOpKind::SumPostDiv; }
 
 // Collectives of at least this many bytes (the tuning model's size) may run single-copy
 // where Direct would take them: from here on, not copying through the board's slots saves
@@ -141,18 +135,16 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
     tuning.nChannels = upper;
   }
   if (task.minChannels > 0) lower = std::clamp(task.minChannels, settings_.minChannels, upper);
-  if (tuning_.hierLocalRanks > 0 && task.func == CollFunc::AllReduce) {
-    std::string refused = hierRefusedWhy(task);
-    if (!refused.empty()) {
-      pairs &=
-          static_cast<uint8_t>(~(pairBit(Algorithm::Hier, Protocol::Simple) | pairBit(Algorithm::Hier, Protocol::LL)));
-      if (!pairs)
-        pairs = usablePairs(task.func, policy_) & static_cast<uint8_t>(~(pairBit(Algorithm::Hier, Protocol::Simple) |
-                                                                         pairBit(Algorithm::Hier, Protocol::LL)));
-      if (!reportedHierRefused_ && rank_ == 0) {
-        reportedHierRefused_ = true;
-        BRAID_INFO(kLogTuning, "AllReduce: not Hier (%s); the model chooses among the others", refused.c_str());
-      }
+  if (tuning_.hierLocalRanks > 0 && task.func == CollFunc::AllReduce && !hierTakes(task.op)) {
+    constexpr uint8_t kHierPairs = pairBit(Algorithm::Hier, Protocol::Simple) | pairBit(Algorithm::Hier, Protocol::LL);
+    pairs &= static_cast<uint8_t>(~kHierPairs);
+    if (!pairs) pairs = usablePairs(task.func, policy_) & static_cast<uint8_t>(~kHierPairs);
+    if (!reportedHierRefused_ && rank_ == 0) {
+      reportedHierRefused_ = true;
+      BRAID_INFO(kLogTuning,
+                 "AllReduce: not Hier (Hier runs sum, prod, max and min, not %s); the model chooses among "
+                 "the others",
+                 redOpKindName(task.op));
     }
   }
   LastChoice& last = lastChoice_[func];
