@@ -14,14 +14,8 @@
 # tears it down; refuses to run while another owner's cluster is up.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bytes() {
-  case $1 in
-    *[kK]) echo $((${1%?} << 10)) ;;
-    *[mM]) echo $((${1%?} << 20)) ;;
-    *[gG]) echo $((${1%?} << 30)) ;;
-    *) echo "$1" ;;
-  esac
-}
+# shellcheck source=scripts/compare-common.sh
+. "$root/scripts/compare-common.sh"
 hosts=${1:-2}
 per_host=${2:-2}
 rate=${3:-10gbit}
@@ -36,21 +30,13 @@ link_gbs=$(awk -v r="$rate" 'BEGIN {
   f = u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1
   printf "%.4f", n * f / 8 / 1e9 }')
 [ "$(id -u)" -eq 0 ] || { echo "compare-hosts: needs root (the virtual cluster)" >&2; exit 1; }
-if ! { command -v mpicc >/dev/null && echo '#include <mpi.h>' | mpicc -x c -fsyntax-only - 2>/dev/null; }; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev >/dev/null
-fi
+ensure_mpicc
 [ -x "$root/build/bench/all_reduce_perf" ] ||
   BRAID_TARGETS="nccl braidrun all_reduce_perf" bash "$root/scripts/build.sh" "$root/build"
-venv_python="${BRAID_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/braid/venv}/bin/python"
-gloo=0
-if [ -x "$venv_python" ] && "$venv_python" -c 'import torch.distributed' 2>/dev/null; then
-  gloo=1
-else
-  echo "# Gloo left out: no torch in $venv_python (bash scripts/python-venv.sh)"
-fi
+find_gloo
 
 cluster="$root/scripts/cluster/cluster.sh"
-work=$(mktemp -d /tmp/braid-compare-hosts.XXXX)
+work=$(mktemp -d -t braid-compare-hosts.XXXXXX)
 cleanup() {
   "$cluster" down >/dev/null 2>&1 || true
   [ -n "${BRAID_COMPARE_KEEP:-}" ] || rm -rf "$work"

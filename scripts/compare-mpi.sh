@@ -13,43 +13,20 @@
 # Gloo is left out (with a note) when the venv has no torch: bash scripts/python-venv.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-# Sizes may carry K, M or G (as all_reduce_perf's do); the MPI program wants plain bytes.
-bytes() {
-  case $1 in
-    *[kK]) echo $((${1%?} << 10)) ;;
-    *[mM]) echo $((${1%?} << 20)) ;;
-    *[gG]) echo $((${1%?} << 30)) ;;
-    *) echo "$1" ;;
-  esac
-}
+# shellcheck source=scripts/compare-common.sh
+. "$root/scripts/compare-common.sh"
 ranks=${1:-2}
 minb=$(bytes "${2:-8}")
 maxb=$(bytes "${3:-256M}")
 repeat=${4:-3}
 iters=${BRAID_COMPARE_ITERS:-20}
-# Open MPI's compiler wrapper and headers (install-deps.sh installs only the runtime, for
-# the cluster tests): installed here when missing and this is root on Debian.
-if ! { command -v mpicc >/dev/null && echo '#include <mpi.h>' | mpicc -x c -fsyntax-only - 2>/dev/null; }; then
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-    echo "# installing Open MPI's headers (libopenmpi-dev)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev >/dev/null
-  else
-    echo "compare-mpi: needs mpicc, mpi.h and mpirun (apt-get install openmpi-bin libopenmpi-dev)" >&2
-    exit 1
-  fi
-fi
+ensure_mpicc
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 "$root/bench/compare/mpi_all_reduce.c" -o "$work/mpi_all_reduce"
 [ -x "$root/build/bench/all_reduce_perf" ] && [ -x "$root/build/bench/micro/braid_micro_bench" ] ||
   BRAID_TARGETS="nccl braidrun all_reduce_perf braid_micro_bench" bash "$root/scripts/build.sh" "$root/build"
-venv_python="${BRAID_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/braid/venv}/bin/python"
-gloo=0
-if [ -x "$venv_python" ] && "$venv_python" -c 'import torch.distributed' 2>/dev/null; then
-  gloo=1
-else
-  echo "# Gloo left out: no torch in $venv_python (bash scripts/python-venv.sh)"
-fi
+find_gloo
 mpirun_flags=(--oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun_flags+=(--allow-run-as-root)
 for i in $(seq "$repeat"); do
@@ -66,7 +43,8 @@ done
 # Single-thread memcpy of the largest size (GB/s), on the same machine in the same run.
 memcpy_gbs=$("$root/build/bench/micro/braid_micro_bench" --benchmark_filter="^memcpy/aligned/$maxb\$" \
   --benchmark_format=csv 2>/dev/null |
-  awk -F, '/^name,/ { for (i = 1; i <= NF; i++) if ($i == "bytes_per_second") col = i } /memcpy/ && col { v = $col } END { print v }')
+  awk -F, '/^name,/ { for (i = 1; i <= NF; i++) if ($i == "bytes_per_second") col = i } /memcpy/ && col { v = $col } END { print v }' ||
+  true)  # no memcpy benchmark of that size: the line is left out
 echo "# $ranks ranks, float sum all-reduce, best of $repeat runs each; time (us) at $minb bytes, busbw (GB/s) above"
 echo "# ratio: Braid's speed / theirs (> 1: Braid faster)"
 [ "$gloo" = 1 ] || : > "$work/gloo.txt"

@@ -26,4 +26,13 @@ RankLayout RankLayout::fromHostHashes(const std::vector<uint64_t>& hostHashes, i
   return layout;
 }
 
+int RankLayout::uniformLocalRanks() const {
+  if (ranksOfNode.empty()) return 0;
+  const size_t local = ranksOfNode[0].size();
+  for (const std::vector<int>& ranks : ranksOfNode) {
+    if (ranks.size() != local) return 0;
+  }
+  return static_cast<int>(local);
+}
+
 }  // namespace braid

@@ -17,6 +17,8 @@ struct RankLayout {
 
   // Pure: from the host hash of every rank.
   static RankLayout fromHostHashes(const std::vector<uint64_t>& hostHashes, int myRank);
+  // The ranks on each host when every host has as many; 0 when they differ (or none).
+  int uniformLocalRanks() const;
 };
 
 }  // namespace braid

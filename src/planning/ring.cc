@@ -24,4 +24,10 @@ RingPosition ringPosition(const std::vector<int>& order, int rank) {
   return pos;
 }
 
+std::vector<int> buildHierCrossOrder(const RankLayout& layout, int localRank) {
+  std::vector<int> order;
+  for (const std::vector<int>& ranks : layout.ranksOfNode) order.push_back(ranks[static_cast<size_t>(localRank)]);
+  return order;
+}
+
 }  // namespace braid

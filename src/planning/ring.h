@@ -19,6 +19,10 @@ struct RingPosition {
   int index = -1;  // the position of the rank in the order
 };
 
+// Hier's ring across hosts for local index `localRank` (planning/algo_proto.h): the rank of
+// that local index on every host, in node order. Needs uniformLocalRanks() > localRank.
+std::vector<int> buildHierCrossOrder(const RankLayout& layout, int localRank);
+
 // The neighbours of `rank` in `order`; all -1 when `rank` is not in `order`. A one-rank
 // ring is its own neighbour.
 RingPosition ringPosition(const std::vector<int>& order, int rank);

@@ -50,23 +50,18 @@ Status ChannelConnections::create(Comm& comm, const DataPathSettings& settings, 
   }
   c->channels_.resize(c->pathLayouts_.size());
   // Hier's rings, where every host has the same number of ranks (the planner runs Hier
-  // only there): position i of the host ring is local index i; the cross ring visits the
-  // hosts in node order.
+  // only there): the host's ranks in local order, and the ranks of this rank's local index
+  // across hosts in node order. The schedule's orders are positions' local indices (the
+  // slice each reduces) and nodes.
   const RankLayout& layout = comm.layout;
-  const int node = layout.nodeOfRank.empty() ? 0 : layout.nodeOfRank[static_cast<size_t>(comm.rank)];
-  bool symmetric = layout.nNodes > 1 && !layout.ranksOfNode.empty();
-  for (const auto& ranks : layout.ranksOfNode) symmetric = symmetric && ranks.size() == layout.ranksOfNode[0].size();
-  if (symmetric) {
-    const std::vector<int>& mine = layout.ranksOfNode[static_cast<size_t>(node)];
-    const int local = layout.localRank;
-    const int nLocal = static_cast<int>(mine.size());
-    for (int i = 0; i < nLocal; ++i) c->hierLocalOrder_.push_back(i);
-    for (int k = 0; k < layout.nNodes; ++k) c->hierCrossOrder_.push_back(k);
-    c->hierLocalAt_ = {mine[static_cast<size_t>((local + nLocal - 1) % nLocal)],
-                       mine[static_cast<size_t>((local + 1) % nLocal)], local};
-    auto crossRank = [&](int k) { return layout.ranksOfNode[static_cast<size_t>(k)][static_cast<size_t>(local)]; };
-    c->hierCrossAt_ = {crossRank((node + layout.nNodes - 1) % layout.nNodes), crossRank((node + 1) % layout.nNodes),
-                       node};
+  if (layout.nNodes > 1 && layout.uniformLocalRanks() > 0) {
+    const std::vector<int>& host =
+        layout.ranksOfNode[static_cast<size_t>(layout.nodeOfRank[static_cast<size_t>(comm.rank)])];
+    const std::vector<int> cross = buildHierCrossOrder(layout, layout.localRank);
+    for (int r : host) c->hierLocalOrder_.push_back(layout.localRankOf[static_cast<size_t>(r)]);
+    for (int r : cross) c->hierCrossOrder_.push_back(layout.nodeOfRank[static_cast<size_t>(r)]);
+    c->hierLocalAt_ = ringPosition(host, comm.rank);
+    c->hierCrossAt_ = ringPosition(cross, comm.rank);
   }
   c->shm_ = std::make_unique<ShmTransport>(settings.fifo, settings.singleCopy, comm.cudaDev);
   if (comm.cudaDev >= 0) {

@@ -29,10 +29,8 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
 std::string hierUnavailableWhy(const RankLayout& layout, bool gpuMode) {
   if (gpuMode) return "Hier runs in host mode only";
   if (layout.nNodes < 2) return "Hier needs several hosts";
-  const size_t local = layout.ranksOfNode.empty() ? 0 : layout.ranksOfNode[0].size();
-  for (const auto& node : layout.ranksOfNode) {
-    if (node.size() != local) return "Hier needs the same number of ranks on every host";
-  }
+  const int local = layout.uniformLocalRanks();
+  if (local == 0) return "Hier needs the same number of ranks on every host";
   if (local < 2) return "Hier needs at least two ranks on each host";
   return "";
 }
@@ -84,22 +82,21 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
                          : settings.shmDisable      ? "Direct needs shared memory, and NCCL_SHM_DISABLE=1"
                          : nranks > kMaxDirectRanks ? strFormat("Direct takes at most %d ranks", kMaxDirectRanks)
                                                     : "";
-  std::string noHier = hierUnavailableWhy(layout, gpuMode);
-  std::vector<std::string> reasons;
+  const std::string noHier = hierUnavailableWhy(layout, gpuMode);
+  AlgoProtoPolicy& policy = planner->policy_;
+  auto unavailable = [&policy](Algorithm algo, const std::string& why) {
+    policy.unavailable |= algorithmBit(algo);
+    policy.unavailableWhy += (policy.unavailableWhy.empty() ? "" : "; ") + why;
+  };
   if (noDirect.empty()) {
     tuning.directSlotBytes = ShmBoard::kSlotBytes;
   } else {
-    planner->policy_.unavailable |= algorithmBit(Algorithm::Direct);
-    reasons.push_back(std::move(noDirect));
+    unavailable(Algorithm::Direct, noDirect);
   }
   if (noHier.empty()) {
     tuning.hierLocalRanks = layout.localRanks;
   } else {
-    planner->policy_.unavailable |= algorithmBit(Algorithm::Hier);
-    reasons.push_back(std::move(noHier));
-  }
-  for (const std::string& reason : reasons) {
-    planner->policy_.unavailableWhy += (planner->policy_.unavailableWhy.empty() ? "" : "; ") + reason;
+    unavailable(Algorithm::Hier, noHier);
   }
   *out = std::move(planner);
   return okStatus();

@@ -312,15 +312,19 @@ Status missingKernel(const CollWork& c) {
                      collFuncName(c.func), dataTypeName(c.type), redOpKindName(c.op), protocolName(c.proto));
 }
 
+// A one-rank reduction with PreMulSum's multiply or SumPostDiv's divide: a kernel applies
+// it. Every other one-rank collective is a copy (nothing in place).
+bool oneRankArithmetic(const CollWork& c) {
+  return (c.op == RedOpKind::PreMulSum || c.op == RedOpKind::SumPostDiv) && !isDataOnly(c.func);
+}
+
 // The kernel a collective runs (null: not compiled); one-rank collectives that are copies
 // need none.
 const void* kernelFor(const CollWork& c, bool* needed) {
   const KernelTable& table = kernelTable();
   *needed = true;
   if (c.oneRank) {
-    const bool arithmetic = c.op == RedOpKind::PreMulSum || c.op == RedOpKind::SumPostDiv;
-    const bool dataOnly = c.func == CollFunc::Broadcast || c.func == CollFunc::AllGather;
-    *needed = arithmetic && !dataOnly && c.count > 0;
+    *needed = oneRankArithmetic(c) && c.count > 0;
     return *needed ? table.local[c.type][static_cast<int>(c.op)] : nullptr;
   }
   const int proto = protocolIndex(c.proto);
@@ -359,13 +363,8 @@ Status CudaGpuExecutor::launchColl(const CollWork& c, cudaStream_t stream) {
   return launchKernel(kernel, c.nChannels, kDeviceThreads, &args, stream, collFuncName(c.func));
 }
 
-// A one-rank collective with nothing to do: in place (or empty) and no arithmetic.
-bool oneRankIsNoOp(const CollWork& c) {
-  const bool arithmetic = c.op == RedOpKind::PreMulSum || c.op == RedOpKind::SumPostDiv;
-  const bool dataOnly = c.func == CollFunc::Broadcast || c.func == CollFunc::AllGather;
-  if (arithmetic && !dataOnly) return c.count == 0;
-  return c.count == 0 || c.send == c.recv;
-}
+// A one-rank collective with nothing to do: empty, or in place without arithmetic.
+bool oneRankIsNoOp(const CollWork& c) { return c.count == 0 || (c.send == c.recv && !oneRankArithmetic(c)); }
 
 // Whether launching the batch puts anything on a stream. One that does not (in-place
 // collectives of a one-rank communicator, as a single-GPU job makes) needs no event and no
@@ -382,9 +381,7 @@ bool enqueuesWork(const WorkBatch& batch) {
 // SumPostDiv's divide applied (as on more ranks).
 Status CudaGpuExecutor::launchOneRank(const CollWork& c, cudaStream_t stream) {
   if (oneRankIsNoOp(c)) return okStatus();
-  const bool arithmetic = c.op == RedOpKind::PreMulSum || c.op == RedOpKind::SumPostDiv;
-  const bool dataOnly = c.func == CollFunc::Broadcast || c.func == CollFunc::AllGather;
-  if (!arithmetic || dataOnly) {
+  if (!oneRankArithmetic(c)) {
     const size_t bytes = c.count * c.elemBytes;
     BRAID_CUDA_CHECK(cudaMemcpyAsync(c.recv, c.send, bytes, cudaMemcpyDeviceToDevice, stream));
     return okStatus();

@@ -31,18 +31,18 @@ struct HostChannel {
   NetAssist assist;                   // its network connections the worker moves itself
 };
 
-// A Hier ring's schedule from its links.
-Status hierRing(int channel, const HierRingLinks& links, const char* which, RingSchedule* out) {
+// A ring's schedule from its connectors and order (a one-rank schedule until connected).
+Status ringSchedule(int channel, const char* which, Connector* send, Connector* recv, int index,
+                    const std::vector<int>* order, RingSchedule* out) {
   *out = RingSchedule();
-  if (!links.send || !links.recv) return okStatus();
-  if (!links.order || links.order->empty()) {
-    return BRAID_ERROR(ncclInternalError, "channel %d has no order for Hier's %s ring", channel, which);
-  }
-  out->nranks = static_cast<int>(links.order->size());
-  out->index = links.index;
-  out->order = links.order->data();
-  out->prev = links.recv->recvView();
-  out->next = links.send->sendView();
+  if (!send || !recv) return okStatus();
+  if (!order || order->empty())
+    return BRAID_ERROR(ncclInternalError, "channel %d has no order for its %s", channel, which);
+  out->nranks = static_cast<int>(order->size());
+  out->index = index;
+  out->order = order->data();
+  out->prev = recv->recvView();
+  out->next = send->sendView();
   return okStatus();
 }
 
@@ -87,18 +87,12 @@ Status HostExecutor::prepareChannel(int channel, const ChannelLinks& links) {
   if (static_cast<size_t>(channel) >= channels_.size()) channels_.resize(static_cast<size_t>(channel) + 1);
   HostChannel& ch = channels_[static_cast<size_t>(channel)];
   ch.links = links;
-  ch.ring = RingSchedule();
   ch.tree = TreeSchedule();
-  if (links.ringSend && links.ringRecv) {
-    if (!links.ringOrder || static_cast<int>(links.ringOrder->size()) != links.nranks) {
-      return BRAID_ERROR(ncclInternalError, "channel %d has no ring order of %d ranks", channel, links.nranks);
-    }
-    ch.ring.nranks = links.nranks;
-    ch.ring.index = links.ringIndex;
-    ch.ring.order = links.ringOrder->data();
-    ch.ring.prev = links.ringRecv->recvView();
-    ch.ring.next = links.ringSend->sendView();
+  if (links.ringSend && links.ringOrder && static_cast<int>(links.ringOrder->size()) != links.nranks) {
+    return BRAID_ERROR(ncclInternalError, "channel %d has no ring order of %d ranks", channel, links.nranks);
   }
+  BRAID_CHECK(
+      ringSchedule(channel, "ring", links.ringSend, links.ringRecv, links.ringIndex, links.ringOrder, &ch.ring));
   ch.tree.upSend = links.treeUpSend ? links.treeUpSend->sendView() : nullptr;
   ch.tree.upRecv = links.treeUpRecv ? links.treeUpRecv->recvView() : nullptr;
   for (int k = 0; k < kMaxTreeChildren && links.treeDownRecv[k]; ++k) {
@@ -106,8 +100,11 @@ Status HostExecutor::prepareChannel(int channel, const ChannelLinks& links) {
     ch.tree.downSend[k] = links.treeDownSend[k]->sendView();
     ch.tree.nDown = k + 1;
   }
-  BRAID_CHECK(hierRing(channel, links.hierLocal, "host", &ch.hierLocal));
-  BRAID_CHECK(hierRing(channel, links.hierCross, "cross-host", &ch.hierCross));
+  const HierRingLinks& host = links.hierLocal;
+  const HierRingLinks& cross = links.hierCross;
+  BRAID_CHECK(ringSchedule(channel, "Hier host ring", host.send, host.recv, host.index, host.order, &ch.hierLocal));
+  BRAID_CHECK(
+      ringSchedule(channel, "Hier cross-host ring", cross.send, cross.recv, cross.index, cross.order, &ch.hierCross));
   ch.assist = NetAssist();
   for (Connector* c : {links.ringSend, links.ringRecv, links.treeUpSend, links.treeUpRecv, links.hierLocal.send,
                        links.hierLocal.recv, links.hierCross.send, links.hierCross.recv}) {

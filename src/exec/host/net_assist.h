@@ -24,11 +24,7 @@ class NetAssist {
     Proxy* proxy = nullptr;
     NetEndpoint* endpoint = nullptr;
     if (!connector || !connector->assistable(&proxy, &endpoint)) return;
-    const auto* shared = reinterpret_cast<const uint8_t*>(endpoint->shared);
-    for (const Entry& e : entries_) {
-      if (e.shared == shared) return;
-    }
-    entries_.push_back({shared, proxy, endpoint});
+    entries_.push_back({reinterpret_cast<const uint8_t*>(endpoint->shared), proxy, endpoint});
   }
   bool empty() const { return entries_.empty(); }
 

@@ -33,7 +33,7 @@ BRAID_HD bool hierAllReduce(Exec& exec, const Fn& fn, const RingSchedule& local,
                             const Share& share, size_t slice, size_t tail, const T* send, T* recv) {
   T* mine = recv + static_cast<size_t>(local.order[local.index]) * slice;
   if (!ringReduceScatter<Exec, Proto, T, Fn>(exec, fn, local, share, slice, send, mine)) return false;
-  if (cross.nranks > 1 && !ringAllReduce<Exec, Proto, T, Fn>(exec, fn, cross, share, mine, mine)) return false;
+  if (!ringAllReduce<Exec, Proto, T, Fn>(exec, fn, cross, share, mine, mine)) return false;
   if (!ringAllGather<Exec, Proto, T, Fn>(exec, fn, local, share, slice, mine, recv)) return false;
   if (tail == 0) return true;
   Share rest = share;
@@ -44,10 +44,7 @@ BRAID_HD bool hierAllReduce(Exec& exec, const Fn& fn, const RingSchedule& local,
   const T* tailSend = send + offset;
   T* tailRecv = recv + offset;
   if (!ringReduce<Exec, Proto, T, Fn>(exec, fn, local, rest, 0, tailSend, tailRecv)) return false;
-  if (local.index == 0 && cross.nranks > 1 &&
-      !ringAllReduce<Exec, Proto, T, Fn>(exec, fn, cross, rest, tailRecv, tailRecv)) {
-    return false;
-  }
+  if (local.index == 0 && !ringAllReduce<Exec, Proto, T, Fn>(exec, fn, cross, rest, tailRecv, tailRecv)) return false;
   return ringBroadcast<Exec, Proto, T, Fn>(exec, fn, local, rest, 0, tailRecv, tailRecv);
 }
 

@@ -112,3 +112,21 @@ TEST(Ring, ManyLayouts) {
 
 }  // namespace
 }  // namespace braid
+
+namespace braid {
+namespace {
+
+// Hier's cross-host ring: the rank of one local index on every host, in node order; only
+// where every host has as many ranks.
+TEST(Ring, HierCrossOrderTakesOneLocalIndexPerHost) {
+  const RankLayout roundRobin = algo_test::roundRobinLayout(3, 2);  // hosts {0,3}, {1,4}, {2,5}
+  EXPECT_EQ(roundRobin.uniformLocalRanks(), 2);
+  EXPECT_EQ(buildHierCrossOrder(roundRobin, 0), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(buildHierCrossOrder(roundRobin, 1), (std::vector<int>{3, 4, 5}));
+  EXPECT_EQ(buildHierCrossOrder(algo_test::blockLayout(2, 4), 3), (std::vector<int>{3, 7}));
+  EXPECT_EQ(algo_test::layoutFromHosts({7, 3, 5, 3, 7}).uniformLocalRanks(), 0) << "hosts of 2, 2 and 1 ranks";
+  EXPECT_EQ(RankLayout().uniformLocalRanks(), 0);
+}
+
+}  // namespace
+}  // namespace braid
