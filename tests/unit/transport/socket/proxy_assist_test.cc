@@ -27,6 +27,10 @@ uint8_t patternByte(uint64_t step, size_t i) { return static_cast<uint8_t>(step 
 TEST(ProxyAssist, WorkersAndTheProxyMoveEveryStepIntact) {
   std::unique_ptr<NetBackend> backend = makeBackend(0, 1);
   ASSERT_TRUE(backend->progressFromAnyThread());
+  // Declared before the proxy so that they are freed after it: the proxy's thread reads the
+  // connectors' endpoints until the proxy is destroyed, as a communicator stops its proxy
+  // before freeing connectors.
+  std::unique_ptr<Connector> receiver, sender;
   Proxy proxy(nullptr, 0);
   FifoSizes sizes;
   sizes.simpleStepBytes = 4096;
@@ -34,7 +38,6 @@ TEST(ProxyAssist, WorkersAndTheProxyMoveEveryStepIntact) {
   ConnRequest recvRequest{ConnPurpose::Ring, 0, 1, false};
   ConnRequest sendRequest{ConnPurpose::Ring, 0, 0, true};
   std::vector<uint8_t> handle, ack;
-  std::unique_ptr<Connector> receiver, sender;
   ASSERT_TRUE(transport.setupRecv(recvRequest, &handle, &receiver).ok());
   ASSERT_TRUE(transport.connectSend(sendRequest, handle, &ack, &sender).ok());
   ASSERT_TRUE(transport.finishRecv(*receiver, ack).ok());
