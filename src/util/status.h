@@ -5,6 +5,7 @@
 // C API layer turns a Status into a return code and the text of ncclGetLastError.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,21 +17,43 @@ namespace braid {
 class [[nodiscard]] Status {
  public:
   Status() noexcept = default;
-  Status(ncclResult_t code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(ncclResult_t code, std::string message)
+      : code_(code), message_(message.empty() ? nullptr : std::make_unique<std::string>(std::move(message))) {}
+  // A success is a code and a null pointer: every internal call returns one, and the API's
+  // small collectives pass through a dozen of them, so it must cost no string.
+  Status(const Status& other) : code_(other.code_), message_(copyOf(other.message_)) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) {
+      code_ = other.code_;
+      message_ = copyOf(other.message_);
+    }
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  ~Status() = default;
 
   bool ok() const noexcept { return code_ == ncclSuccess; }
   ncclResult_t code() const noexcept { return code_; }
-  const std::string& message() const noexcept { return message_; }
+  const std::string& message() const noexcept { return message_ ? *message_ : noMessage(); }
 
   // Prepends what the caller was doing: "joining the bootstrap ring: connection refused".
   Status& addContext(std::string_view context) {
-    message_ = std::string(context) + ": " + message_;
+    message_ = std::make_unique<std::string>(std::string(context) + ": " + message());
     return *this;
   }
 
  private:
+  static std::unique_ptr<std::string> copyOf(const std::unique_ptr<std::string>& message) {
+    return message ? std::make_unique<std::string>(*message) : nullptr;
+  }
+  static const std::string& noMessage() noexcept {
+    static const std::string empty;
+    return empty;
+  }
+
   ncclResult_t code_ = ncclSuccess;
-  std::string message_;
+  std::unique_ptr<std::string> message_;  // null when there is nothing to say
 };
 
 inline Status okStatus() { return Status(); }
