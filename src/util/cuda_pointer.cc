@@ -30,6 +30,10 @@ int askDriver(void* data, int attribute, uint64_t ptr) {
 
 }  // namespace
 
+namespace pointer_probe_detail {
+std::atomic<bool> active{false};
+}
+
 const char* pointerKindName(PointerKind kind) {
   switch (kind) {
     case PointerKind::Host:
@@ -63,6 +67,7 @@ void refreshCudaPointerProbe() {
     return;
   }
   driverQuery.store(query, std::memory_order_release);
+  pointer_probe_detail::active.store(true, std::memory_order_release);
   BRAID_INFO(kLogInit, "CUDA driver found in the process: buffers are checked for GPU device memory");
 }
 
@@ -85,6 +90,7 @@ PointerKind cudaPointerKind(const void* ptr) {
 
 void setPointerAttributeQueryForTesting(PointerAttributeQuery query) {
   testQuery.store(query, std::memory_order_release);
+  pointer_probe_detail::active.store(query || driverQuery.load(std::memory_order_acquire), std::memory_order_release);
 }
 
 }  // namespace braid

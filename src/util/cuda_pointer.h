@@ -9,6 +9,7 @@
 // cannot own device memory, so no question needs asking there.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace braid {
@@ -32,6 +33,13 @@ void refreshCudaPointerProbe();
 
 // The kind of `ptr`: Host when no driver was found.
 PointerKind cudaPointerKind(const void* ptr);
+
+namespace pointer_probe_detail {
+extern std::atomic<bool> active;
+}
+// Whether cudaPointerKind asks anyone (a driver was found, or a test stands in for it):
+// when not, every pointer is Host, and a caller on a hot path can skip the call.
+inline bool cudaPointerProbeActive() { return pointer_probe_detail::active.load(std::memory_order_acquire); }
 
 // Tests stand in for the driver: `query` answers like cuPointerGetAttribute (attribute 2 =
 // memory type, 8 = is-managed). nullptr restores the real probe.

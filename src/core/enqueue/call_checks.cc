@@ -1,6 +1,5 @@
 #include "core/enqueue/call_checks.h"
 
-#include "core/enqueue/buffer_check.h"
 #include "core/health/last_error.h"
 #include "util/format.h"
 #include "util/log.h"
@@ -47,12 +46,8 @@ Status checkRank(int value, int nranks, const char* fn, const char* what) {
   return okStatus();
 }
 
-// A buffer the communicator's executor can use: host memory in host mode, memory of the
-// communicator's device in GPU mode (core/enqueue/buffer_check.h).
-Status checkBuffer(const Comm* comm, const void* buffer, size_t count, const char* fn, const char* what) {
-  if (!buffer && count > 0) return BRAID_ERROR(ncclInvalidArgument, "%s: %s is NULL with count %zu", fn, what, count);
-  if (buffer && count > 0) return checkCommBuffer(*comm, buffer, fn, what);
-  return okStatus();
+Status nullBufferError(size_t count, const char* fn, const char* what) {
+  return BRAID_ERROR(ncclInvalidArgument, "%s: %s is NULL with count %zu", fn, what, count);
 }
 
 }  // namespace braid

@@ -14,13 +14,15 @@ namespace braid {
 namespace {
 
 struct GroupState {
-  int depth = 0;
   std::vector<GroupJob> jobs;
   std::vector<std::pair<Comm*, CommTasks>> tasks;
   Status firstError;
 };
 
 thread_local GroupState tlsGroup;
+// Apart from the state above: an int needs no per-thread constructor, so the test every
+// call makes (inGroup) costs no initialization check.
+thread_local int tlsGroupDepth = 0;
 
 // Runs one job and publishes its outcome on its communicator.
 Status runJob(GroupJob& job) {
@@ -38,10 +40,10 @@ Status runJob(GroupJob& job) {
 
 }  // namespace
 
-bool inGroup() { return tlsGroup.depth > 0; }
+bool inGroup() { return tlsGroupDepth > 0; }
 
 Status groupStart() {
-  ++tlsGroup.depth;
+  ++tlsGroupDepth;
   return okStatus();
 }
 
@@ -73,10 +75,10 @@ Status simulateTasks(std::vector<std::pair<Comm*, CommTasks>>& work, float* esti
 // groupEnd and groupSimulateEnd: the same bookkeeping, then the tasks run or are only
 // estimated (simulatedUs != nullptr).
 Status endGroup(const char* fn, float* simulatedUs) {
-  if (tlsGroup.depth == 0) {
+  if (tlsGroupDepth == 0) {
     return BRAID_ERROR(ncclInvalidUsage, "%s called without a matching ncclGroupStart", fn);
   }
-  if (--tlsGroup.depth > 0) return okStatus();
+  if (--tlsGroupDepth > 0) return okStatus();
   std::vector<GroupJob> jobs = std::move(tlsGroup.jobs);
   tlsGroup.jobs.clear();
   std::vector<std::pair<Comm*, CommTasks>> tasks = std::move(tlsGroup.tasks);

@@ -29,6 +29,10 @@ struct HostWaitPolicy {
   int64_t sleepSliceUs = 2000;  // futex timeout: how often a sleeper looks at the abort flag
   // monotonicNs() after which a wait gives up (BRAID_TIMEOUT); 0: none.
   int64_t deadlineNs = 0;
+  // With deadlineNs 0: the timeout counted from the first time a wait goes to sleep (its
+  // spin and yield, well under a millisecond, come on top), so that an operation whose
+  // waits all end spinning never reads the clock for a deadline. 0: none.
+  int64_t timeoutNs = 0;
 };
 
 inline int64_t monotonicNs() {
@@ -142,7 +146,11 @@ class HostExec {
   bool aborted() const { return braid::aborted(abort_); }
   // True once the deadline has passed; remembers `counter` as what was awaited.
   bool pastDeadline(const uint64_t* counter) {
-    if (!policy_.deadlineNs || monotonicNs() <= policy_.deadlineNs) return false;
+    if (!policy_.deadlineNs) {
+      if (policy_.timeoutNs > 0) policy_.deadlineNs = monotonicNs() + policy_.timeoutNs;
+      return false;
+    }
+    if (monotonicNs() <= policy_.deadlineNs) return false;
     failed_ = true;
     timedOutOn_ = counter;
     return true;

@@ -165,7 +165,7 @@ Status HostExecutor::runDirectAlone(const CollWork& work) {
   }
   HostWaitPolicy policy;
   policy.spinNs = config_.spinNs;
-  policy.deadlineNs = config_.timeoutSec > 0 ? monotonicNs() + static_cast<int64_t>(config_.timeoutSec * 1e9) : 0;
+  policy.timeoutNs = config_.timeoutSec > 0 ? static_cast<int64_t>(config_.timeoutSec * 1e9) : 0;
   HostExec exec(config_.abort, policy);
   if (runCollOnChannel(exec, 0, work)) return okStatus();
   static const WorkBatch kNoBatch;
@@ -252,9 +252,12 @@ bool HostExecutor::runCollOnChannel(HostExec& exec, int channel, const CollWork&
   const HostChannel& ch =
       static_cast<size_t>(channel) < channels_.size() ? channels_[static_cast<size_t>(channel)] : kNoChannel;
   ChannelPart part;
-  part.share = channelShare(coll.geometry, channel);
   part.channel = channel;
-  if (ch.ring.order) part.rootIndex = ringIndexOf(ch.ring.order, ch.ring.nranks, coll.root);
+  // Direct and single-copy collectives run on the board whole, with no share of a ring.
+  if (coll.algo != Algorithm::Direct && !coll.singleCopy) {
+    part.share = channelShare(coll.geometry, channel);
+    if (ch.ring.order) part.rootIndex = ringIndexOf(ch.ring.order, ch.ring.nranks, coll.root);
+  }
   // Direct collectives run on channel 0's thread (planned on one channel), in the batch's
   // order like the others.
   return runCollectiveOnHost(exec, coll, part, HostPaths{ch.ring, ch.tree, board_, ch.hierLocal, ch.hierCross});
