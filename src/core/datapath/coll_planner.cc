@@ -102,7 +102,41 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
   return okStatus();
 }
 
+namespace {
+
+bool sameTask(const CollTask& a, const CollTask& b) {
+  return a.func == b.func && a.sendbuff == b.sendbuff && a.recvbuff == b.recvbuff && a.count == b.count &&
+         a.type == b.type && a.op == b.op && a.opArg == b.opArg && a.scalarAtRun == b.scalarAtRun && a.root == b.root &&
+         a.stream == b.stream && a.pairs == b.pairs && a.minChannels == b.minChannels && a.maxChannels == b.maxChannels;
+}
+
+void tracePlan(const CollWork& w, size_t bytes, double predictedUs) {
+  BRAID_TRACE(kLogTuning, "%s of %zu bytes: %s/%s on %d channel(s), predicted %.1f us", collFuncName(w.func), bytes,
+              algorithmName(w.algo), protocolName(w.proto), w.nChannels, predictedUs);
+}
+
+}  // namespace
+
+namespace {
+
+// Collectives that never run single-copy, whatever lies in windows: nothing to move, or a
+// Direct one whose one hop beats the agreement's extra one (below kSingleCopyMinBytes).
+bool windowsNeverApply(const CollWork& w, size_t bytes) {
+  return w.oneRank || w.count == 0 || (w.algo == Algorithm::Direct && bytes < kSingleCopyMinBytes);
+}
+
+}  // namespace
+
+bool CollPlanner::planDependsOnTaskAlone(const CollTask& task, const CollWork& w, size_t bytes) {
+  return windowsNeverApply(w, bytes) && !task.scalarAtRun;
+}
+
 Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
+  if (lastPlan_.valid && sameTask(lastPlan_.task, task)) {
+    *out = lastPlan_.work;
+    tracePlan(*out, modelBytes(task, nranks_, out->elemBytes), lastPlan_.predictedUs);
+    return okStatus();
+  }
   const int nranks = nranks_;
   const size_t elemBytes = dataTypeSize(task.type);
   const size_t bytes = modelBytes(task, nranks, elemBytes);
@@ -198,8 +232,13 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
     w.geometry.nranks = local;
   }
   markWindowCandidate(task, bytes, &w);
-  BRAID_TRACE(kLogTuning, "%s of %zu bytes: %s/%s on %d channel(s), predicted %.1f us", collFuncName(task.func), bytes,
-              algorithmName(w.algo), protocolName(w.proto), w.nChannels, choice.predictedUs);
+  tracePlan(w, bytes, choice.predictedUs);
+  lastPlan_.valid = planDependsOnTaskAlone(task, w, bytes);
+  if (lastPlan_.valid) {
+    lastPlan_.task = task;
+    lastPlan_.work = w;
+    lastPlan_.predictedUs = choice.predictedUs;
+  }
   *out = w;
   return okStatus();
 }
@@ -233,8 +272,7 @@ void CollPlanner::markWindowCandidate(const CollTask& task, size_t bytes, CollWo
   // a Direct collective's one hop beats the agreement's extra one. Every input here is the
   // same on every rank; which buffers lie in windows is not, and is agreed on when the
   // collective runs.
-  if (w->oneRank || w->count == 0) return;
-  if (w->algo == Algorithm::Direct && bytes < kSingleCopyMinBytes) return;
+  if (windowsNeverApply(*w, bytes)) return;
   if (!(policy_.usableAlgorithms(task.func) & algorithmBit(Algorithm::Direct))) return;
   if (!windows_.anyMappedByAll || !windows_.anyMappedByAll()) return;
   const size_t block = w->count * w->elemBytes;

@@ -65,6 +65,9 @@ class CollPlanner {
   // Sets w's windowCandidate and this rank's window references where single-copy may run
   // (`bytes`: the tuning model's size).
   void markWindowCandidate(const CollTask& task, size_t bytes, CollWork* w) const;
+  // Whether w's plan looked at nothing but the task and the communicator's fixed settings
+  // (no windows, no scalar read at run time): then the same task always gets the same work.
+  static bool planDependsOnTaskAlone(const CollTask& task, const CollWork& w, size_t bytes);
 
   int rank_;
   int nranks_;
@@ -85,6 +88,16 @@ class CollPlanner {
     AlgoChoice choice{};
   };
   LastChoice lastChoice_[kNumCollFuncs];
+  // The last plan that depended on its task alone, for that task: a loop of small
+  // collectives (the Direct ones below single copy's size) plans each call once. At 8 bytes
+  // the planning was about a tenth of the call.
+  struct LastPlan {
+    bool valid = false;
+    CollTask task;
+    CollWork work;
+    double predictedUs = 0;
+  };
+  LastPlan lastPlan_;
   std::vector<bool> reportedInapplicable_ = std::vector<bool>(kNumCollFuncs, false);
   // A call's algSelection that NCCL_ALGO/NCCL_PROTO overrode, reported once per function.
   std::vector<bool> reportedSelectionOverridden_ = std::vector<bool>(kNumCollFuncs, false);
