@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "platform/asymmetric_fence.h"
 #include "platform/futex.h"
 
 namespace braid {
@@ -30,11 +31,19 @@ inline void cpuRelax() {
 #endif
 }
 
-// Publishes a counter and wakes whoever sleeps on it. The sequentially consistent store and
-// load pair with the waiter's increment of `waiters` before its last look at the counter:
-// either it sees the new value, or this load sees it waiting. (No fences: ThreadSanitizer
-// cannot model them.)
+// Publishes a counter and wakes whoever sleeps on it. The store and the load of `waiters`
+// pair with the waiter's increment of `waiters` before its last look at the counter: either
+// it sees the new value, or this load sees it waiting. That takes a full fence between the
+// store and the load, here (a sequentially consistent store) or, where this process
+// registered for it, run by the sleeper on this CPU (platform/asymmetric_fence.h). (No
+// fence instructions: ThreadSanitizer cannot model them.)
 inline void publishCounter(uint64_t* counter, uint64_t value, uint32_t* waiters) {
+  if (lightPublishEnabled()) {
+    __atomic_store_n(counter, value, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);  // the compiler keeps the load after the store
+    if (__atomic_load_n(waiters, __ATOMIC_RELAXED) != 0) futexWakeAll(futexWordOf(counter));
+    return;
+  }
   __atomic_store_n(counter, value, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(waiters, __ATOMIC_SEQ_CST) != 0) futexWakeAll(futexWordOf(counter));
 }

@@ -1,6 +1,7 @@
 # Sources of src/platform (paths relative to src/): what transport and exec both stand on
 # (futex waits, shared counters, CUDA checks, device memory owners).
 list(APPEND BRAID_SOURCES
+  platform/asymmetric_fence.cc
   platform/futex.cc
 )
 # The device memory owners call the CUDA runtime: only in builds with CUDA.

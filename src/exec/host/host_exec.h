@@ -15,6 +15,7 @@
 
 #include "exec/host/net_assist.h"
 #include "kernels/primitives/conn_fifo.h"
+#include "platform/asymmetric_fence.h"
 #include "platform/futex.h"
 #include "platform/shared_counter.h"
 #include "util/deadline.h"
@@ -112,18 +113,26 @@ class HostExec {
       sched_yield();
       if (ready()) return true;
     }
-    while (true) {
-      if (ready()) return true;
+    // Asleep, announced in `waiters` for the whole sleep, so that one fence covers every
+    // slice of it (publishers may run without theirs: platform/asymmetric_fence.h).
+    __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
+    fenceBeforeSleep();
+    bool woke = true;
+    while (!ready()) {
       if (braid::aborted(abort_)) {
         failed_ = true;
-        return false;
+        woke = false;
+        break;
       }
-      if (pastDeadline(counter)) return false;
-      __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
+      if (pastDeadline(counter)) {
+        woke = false;
+        break;
+      }
       uint32_t observed = __atomic_load_n(futexWordOf(counter), __ATOMIC_SEQ_CST);
       if (!ready()) futexWait(futexWordOf(counter), observed, policy_.sleepSliceUs);
-      __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
     }
+    __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
+    return woke;
   }
 
   // LL lines: each 8-byte half is {payload32, flag32}, written and read as one atomic word.

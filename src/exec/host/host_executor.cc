@@ -297,6 +297,8 @@ Status HostExecutor::waitFailure(const HostExec& exec, int channel, const WorkBa
 }  // namespace
 
 std::unique_ptr<Executor> createHostExecutor(ExecutorConfig config) {
+  // Host-mode publishers run without a full fence where the kernel can move it to sleepers.
+  enableLightPublish();
   return std::make_unique<HostExecutor>(std::move(config));
 }
 

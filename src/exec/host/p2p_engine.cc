@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "platform/asymmetric_fence.h"
 #include "util/format.h"
 
 namespace braid {
@@ -156,6 +157,7 @@ Status runP2pOnHost(HostExec& exec, std::vector<P2pTransfer>& transfers) {
     } else {
       uint64_t now = HostExec::loadAcquire(blockedCounter);
       __atomic_fetch_add(blockedWaiters, 1, __ATOMIC_SEQ_CST);
+      fenceBeforeSleep();  // publishers may run without a fence (platform/asymmetric_fence.h)
       if (HostExec::loadAcquire(blockedCounter) == now) {
         futexWait(reinterpret_cast<const uint32_t*>(blockedCounter), static_cast<uint32_t>(now), 200);
       }
