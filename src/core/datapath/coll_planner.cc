@@ -131,10 +131,15 @@ bool CollPlanner::planDependsOnTaskAlone(const CollTask& task, const CollWork& w
   return windowsNeverApply(w, bytes) && !task.scalarAtRun;
 }
 
+const CollWork* CollPlanner::rememberedPlan(const CollTask& task) const {
+  if (!lastPlan_.valid || !sameTask(lastPlan_.task, task)) return nullptr;
+  tracePlan(lastPlan_.work, modelBytes(task, nranks_, lastPlan_.work.elemBytes), lastPlan_.predictedUs);
+  return &lastPlan_.work;
+}
+
 Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
-  if (lastPlan_.valid && sameTask(lastPlan_.task, task)) {
-    *out = lastPlan_.work;
-    tracePlan(*out, modelBytes(task, nranks_, out->elemBytes), lastPlan_.predictedUs);
+  if (const CollWork* remembered = rememberedPlan(task)) {
+    *out = *remembered;
     return okStatus();
   }
   const int nranks = nranks_;

@@ -53,6 +53,9 @@ class CollPlanner {
   Status planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelNeeds* needs);
   // One collective's plan.
   Status planColl(const CollTask& task, CollWork* out);
+  // The plan planColl last made for this very task, where it depended on the task alone
+  // (planDependsOnTaskAlone); null otherwise. Valid until the next planColl.
+  const CollWork* rememberedPlan(const CollTask& task) const;
   // Host mode: lets collectives of buffers in windows run single-copy (exec/work.h).
   void setWindowLookup(WindowLookup lookup) { windows_ = std::move(lookup); }
   // The channel of this rank's transfers with `peer` (both ends compute the same one).

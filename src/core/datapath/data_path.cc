@@ -122,16 +122,22 @@ Status DataPath::execute(CommTasks& tasks) {
   return launch(batch, needs);
 }
 
+bool DataPath::runsAlone(const CollWork& work) const {
+  return executor_->completesOnLaunch() && !work.oneRank && work.algo == Algorithm::Direct && !work.windowCandidate &&
+         connections_->boardReady();
+}
+
 Status DataPath::executeOne(const CollTask& task) {
   if (!executor_) return BRAID_ERROR(ncclInvalidUsage, "the communicator's connections are released (suspended)");
+  // A Direct collective with its board ready runs on this thread with no batch around it:
+  // at 8 bytes the batch's vectors and channel job were a third of the call. The same small
+  // collective as the last one runs its remembered plan as it is.
+  if (const CollWork* remembered = planner_->rememberedPlan(task); remembered && runsAlone(*remembered)) {
+    return finishOperation(executor_->runDirectAlone(*remembered));
+  }
   CollWork work;
   BRAID_CHECK(planner_->planColl(task, &work));
-  // A Direct collective with its board ready runs on this thread with no batch around it:
-  // at 8 bytes the batch's vectors and channel job were a third of the call.
-  if (executor_->completesOnLaunch() && !work.oneRank && work.algo == Algorithm::Direct && !work.windowCandidate &&
-      connections_->boardReady()) {
-    return finishOperation(executor_->runDirectAlone(work));
-  }
+  if (runsAlone(work)) return finishOperation(executor_->runDirectAlone(work));
   WorkBatch batch;
   ChannelNeeds needs;
   addChannelNeeds(work, &needs);

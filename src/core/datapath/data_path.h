@@ -77,6 +77,9 @@ class DataPath {
   Status netBackendForRma(NetBackend** out);
 
  private:
+  // Whether `work` runs on the calling thread with no batch (executeOne): a Direct
+  // collective of a host-mode communicator whose board is ready.
+  bool runsAlone(const CollWork& work) const;
   // Connects what `needs` asks for, then launches `batch` (execute's and executeOne's end).
   Status launch(WorkBatch& batch, const ChannelNeeds& needs);
   explicit DataPath(Comm& comm) : comm_(comm) {}
