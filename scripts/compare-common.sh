@@ -30,7 +30,9 @@ ensure_mpicc() {
 find_gloo() {
   venv_python="${BRAID_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/braid/venv}/bin/python"
   gloo=0
-  if [ -x "$venv_python" ] && "$venv_python" -c 'import torch.distributed' 2>/dev/null; then
+  if [ "${BRAID_COMPARE_GLOO:-1}" = 0 ]; then
+    echo "# Gloo left out: BRAID_COMPARE_GLOO=0"
+  elif [ -x "$venv_python" ] && "$venv_python" -c 'import torch.distributed' 2>/dev/null; then
     gloo=1
   else
     echo "# Gloo left out: no torch in $venv_python (bash scripts/python-venv.sh)"

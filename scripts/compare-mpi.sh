@@ -10,7 +10,8 @@
 #   scripts/compare-mpi.sh [RANKS=2] [MINBYTES=8] [MAXBYTES=256M] [REPEAT=3]
 # BRAID_COMPARE_FLAGS adds flags to all_reduce_perf: "-R 2" makes its buffers windows
 # (ncclMemAlloc memory registered with ncclCommWindowRegister: single-copy collectives).
-# Gloo is left out (with a note) when the venv has no torch: bash scripts/python-venv.sh.
+# Gloo is left out (with a note) when the venv has no torch (bash scripts/python-venv.sh) or
+# BRAID_COMPARE_GLOO=0 (its 8-byte all-reduce takes 400 us: long runs of small sizes).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/compare-common.sh
@@ -24,17 +25,19 @@ ensure_mpicc
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 "$root/bench/compare/mpi_all_reduce.c" -o "$work/mpi_all_reduce"
+# shellcheck disable=SC2015  # build when either program is missing
 [ -x "$root/build/bench/all_reduce_perf" ] && [ -x "$root/build/bench/micro/braid_micro_bench" ] ||
   BRAID_TARGETS="nccl braidrun all_reduce_perf braid_micro_bench" bash "$root/scripts/build.sh" "$root/build"
 find_gloo
 mpirun_flags=(--oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun_flags+=(--allow-run-as-root)
-for i in $(seq "$repeat"); do
+for _ in $(seq "$repeat"); do
   mpirun "${mpirun_flags[@]}" -np "$ranks" "$work/mpi_all_reduce" "$minb" "$maxb" "$iters" >> "$work/mpi.txt"
   if [ "$gloo" = 1 ]; then
     OMP_NUM_THREADS=1 "$venv_python" -m torch.distributed.run --standalone --nproc_per_node "$ranks" \
       "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" 2>/dev/null >> "$work/gloo.txt"
   fi
+  # shellcheck disable=SC2086  # BRAID_COMPARE_FLAGS holds several flags
   "$root/build/tools/braidrun/braidrun" -n "$ranks" --no-prefix "$root/build/bench/all_reduce_perf" \
     -b "$minb" -e "$maxb" -f 4 -n "$iters" -w 2 -c 0 ${BRAID_COMPARE_FLAGS:-} |
     awk -v ip="$work/braid-ip.txt" '/^ +[0-9]/ {print $1, $6, $8; print $1, $10, $12 >> ip}' >> "$work/braid.txt"
