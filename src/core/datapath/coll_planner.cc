@@ -115,10 +115,6 @@ void tracePlan(const CollWork& w, size_t bytes, double predictedUs) {
               algorithmName(w.algo), protocolName(w.proto), w.nChannels, predictedUs);
 }
 
-}  // namespace
-
-namespace {
-
 // Collectives that never run single-copy, whatever lies in windows: nothing to move, or a
 // Direct one whose one hop beats the agreement's extra one (below kSingleCopyMinBytes).
 bool windowsNeverApply(const CollWork& w, size_t bytes) {

@@ -132,11 +132,14 @@ Status DataPath::executeOne(const CollTask& task) {
   // A Direct collective with its board ready runs on this thread with no batch around it:
   // at 8 bytes the batch's vectors and channel job were a third of the call. The same small
   // collective as the last one runs its remembered plan as it is.
-  if (const CollWork* remembered = planner_->rememberedPlan(task); remembered && runsAlone(*remembered)) {
-    return finishOperation(executor_->runDirectAlone(*remembered));
-  }
+  const CollWork* remembered = planner_->rememberedPlan(task);
+  if (remembered && runsAlone(*remembered)) return finishOperation(executor_->runDirectAlone(*remembered));
   CollWork work;
-  BRAID_CHECK(planner_->planColl(task, &work));
+  if (remembered) {
+    work = *remembered;
+  } else {
+    BRAID_CHECK(planner_->planColl(task, &work));
+  }
   if (runsAlone(work)) return finishOperation(executor_->runDirectAlone(work));
   WorkBatch batch;
   ChannelNeeds needs;
