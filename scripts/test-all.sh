@@ -88,9 +88,11 @@ bash scripts/check-layers.sh
 step "build with AddressSanitizer + UndefinedBehaviorSanitizer"
 bash scripts/build.sh build-asan -DBRAID_SANITIZE=address,undefined -DBRAID_CUDA=OFF -DBRAID_BUILD_TOOLS=ON
 step "tests under ASan + UBSan"
+# LeakSanitizer's own tracer crashes at about one process exit in several hundred; a test
+# that failed by that alone runs once more (scripts/ctest-lsan-retry.sh says exactly when).
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   BRAID_TEST_MATRIX=quick BRAID_TEST_INIT_CYCLES=100 BRAID_TEST_ABORT_CYCLES=20 \
-  ctest --output-on-failure -j"$jobs" --timeout 900 -LE "abi|install|large|soak|rxe")
+  bash ../scripts/ctest-lsan-retry.sh --output-on-failure -j"$jobs" --timeout 900 -LE "abi|install|large|soak|rxe")
 
 step "build with ThreadSanitizer"
 bash scripts/build.sh build-tsan -DBRAID_SANITIZE=thread -DBRAID_CUDA=OFF -DBRAID_BUILD_TOOLS=OFF
