@@ -1,7 +1,8 @@
-// The planner's memory of its last plan (CollPlanner::planColl): a task planned again gets
-// the same work without a second planning, but only where nothing but the task went into
-// the plan. Anything that differs, a scalar read when the collective runs, and a buffer
-// that may lie in a window must still be planned afresh.
+// The planner's memory of its last plan (CollPlanner::planColl, rememberedPlan): a task
+// planned again gets the same work without a second planning, but only where nothing but
+// the task went into the plan; other buffers then only replace the work's. Anything else
+// that differs, a scalar read when the collective runs, and a buffer that may lie in a
+// window must still be planned afresh.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -83,6 +84,24 @@ TEST_F(PlannerFixture, EveryFieldOfTheTaskCounts) {
   other.pairs = pairBit(Algorithm::Ring, Protocol::LL);
   EXPECT_EQ(plan(other).algo, Algorithm::Ring);
   EXPECT_EQ(plan(base).algo, Algorithm::Direct);  // and back
+}
+
+TEST_F(PlannerFixture, ASmallTaskOnOtherBuffersKeepsItsPlanAndCarriesItsBuffers) {
+  // nccl-tests (and all_reduce_perf) move the buffers by one operation's size every call.
+  CollTask task = smallAllReduce(send, recv, 2);
+  const CollWork first = plan(task);
+  for (size_t shift = 2; shift < 64; shift += 2) {
+    task.sendbuff = send + shift;
+    task.recvbuff = recv + shift;
+    const CollWork* remembered = planner->rememberedPlan(task);
+    ASSERT_NE(remembered, nullptr) << "shift " << shift;
+    EXPECT_EQ(remembered->send, send + shift);
+    EXPECT_EQ(remembered->recv, recv + shift);
+    EXPECT_EQ(remembered->algo, first.algo);
+    EXPECT_EQ(plan(task).recv, recv + shift);
+  }
+  task.count = 3;  // anything else is a new plan
+  EXPECT_EQ(planner->rememberedPlan(task), nullptr);
 }
 
 TEST_F(PlannerFixture, AScalarReadWhenTheCollectiveRunsIsReadEveryTime) {

@@ -104,10 +104,12 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
 
 namespace {
 
-bool sameTask(const CollTask& a, const CollTask& b) {
-  return a.func == b.func && a.sendbuff == b.sendbuff && a.recvbuff == b.recvbuff && a.count == b.count &&
-         a.type == b.type && a.op == b.op && a.opArg == b.opArg && a.scalarAtRun == b.scalarAtRun && a.root == b.root &&
-         a.stream == b.stream && a.pairs == b.pairs && a.minChannels == b.minChannels && a.maxChannels == b.maxChannels;
+// Everything of a task but its buffers, which a plan that depends on the task alone only
+// carries (planDependsOnTaskAlone): benchmarks and bucketed gradients move them every call.
+bool samePlanInputs(const CollTask& a, const CollTask& b) {
+  return a.func == b.func && a.count == b.count && a.type == b.type && a.op == b.op && a.opArg == b.opArg &&
+         a.scalarAtRun == b.scalarAtRun && a.root == b.root && a.stream == b.stream && a.pairs == b.pairs &&
+         a.minChannels == b.minChannels && a.maxChannels == b.maxChannels;
 }
 
 void tracePlan(const CollWork& w, size_t bytes, double predictedUs) {
@@ -127,8 +129,10 @@ bool CollPlanner::planDependsOnTaskAlone(const CollTask& task, const CollWork& w
   return windowsNeverApply(w, bytes) && !task.scalarAtRun;
 }
 
-const CollWork* CollPlanner::rememberedPlan(const CollTask& task) const {
-  if (!lastPlan_.valid || !sameTask(lastPlan_.task, task)) return nullptr;
+const CollWork* CollPlanner::rememberedPlan(const CollTask& task) {
+  if (!lastPlan_.valid || !samePlanInputs(lastPlan_.task, task)) return nullptr;
+  lastPlan_.work.send = task.sendbuff;
+  lastPlan_.work.recv = task.recvbuff;
   tracePlan(lastPlan_.work, modelBytes(task, nranks_, lastPlan_.work.elemBytes), lastPlan_.predictedUs);
   return &lastPlan_.work;
 }

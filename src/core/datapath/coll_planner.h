@@ -53,9 +53,10 @@ class CollPlanner {
   Status planBatch(const CommTasks& tasks, WorkBatch* batch, ChannelNeeds* needs);
   // One collective's plan.
   Status planColl(const CollTask& task, CollWork* out);
-  // The plan planColl last made for this very task, where it depended on the task alone
-  // (planDependsOnTaskAlone); null otherwise. Valid until the next planColl.
-  const CollWork* rememberedPlan(const CollTask& task) const;
+  // The plan planColl last made for a task like this one (the same but for its buffers,
+  // which the plan then carries), where that plan depended on the task alone
+  // (planDependsOnTaskAlone); null otherwise. Valid until the next call of either.
+  const CollWork* rememberedPlan(const CollTask& task);
   // Host mode: lets collectives of buffers in windows run single-copy (exec/work.h).
   void setWindowLookup(WindowLookup lookup) { windows_ = std::move(lookup); }
   // The channel of this rank's transfers with `peer` (both ends compute the same one).
@@ -69,7 +70,8 @@ class CollPlanner {
   // (`bytes`: the tuning model's size).
   void markWindowCandidate(const CollTask& task, size_t bytes, CollWork* w) const;
   // Whether w's plan looked at nothing but the task and the communicator's fixed settings
-  // (no windows, no scalar read at run time): then the same task always gets the same work.
+  // (no windows, no scalar read at run time): then the same task always gets the same work,
+  // and a task that differs only in its buffers the same work with its own buffers.
   static bool planDependsOnTaskAlone(const CollTask& task, const CollWork& w, size_t bytes);
 
   int rank_;
@@ -92,8 +94,8 @@ class CollPlanner {
   };
   LastChoice lastChoice_[kNumCollFuncs];
   // The last plan that depended on its task alone, for that task: a loop of small
-  // collectives (the Direct ones below single copy's size) plans each call once. At 8 bytes
-  // the planning was about a tenth of the call.
+  // collectives (the Direct ones below single copy's size) is planned once, whichever buffers
+  // each call passes. At 8 bytes the planning was about a tenth of the call.
   struct LastPlan {
     bool valid = false;
     CollTask task;
