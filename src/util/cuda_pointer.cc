@@ -8,6 +8,11 @@
 
 namespace braid {
 
+namespace pointer_probe_detail {
+std::atomic<DriverQuery> driverQuery{nullptr};
+std::atomic<PointerAttributeQuery> testQuery{nullptr};
+}  // namespace pointer_probe_detail
+
 namespace {
 
 // Values of the driver API's enums (cuda.h), fixed by its ABI; Braid builds without CUDA.
@@ -16,12 +21,9 @@ constexpr int kAttributeMemoryType = 2;    // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 constexpr int kAttributeIsManaged = 8;     // CU_POINTER_ATTRIBUTE_IS_MANAGED
 constexpr unsigned kMemoryTypeDevice = 2;  // CU_MEMORYTYPE_DEVICE
 
-// cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr): the
-// enum is an int and CUdeviceptr an unsigned 64-bit integer on every 64-bit platform.
-using DriverQuery = int (*)(void*, int, unsigned long long);
-
-std::atomic<DriverQuery> driverQuery{nullptr};
-std::atomic<PointerAttributeQuery> testQuery{nullptr};
+using pointer_probe_detail::DriverQuery;
+using pointer_probe_detail::driverQuery;
+using pointer_probe_detail::testQuery;
 
 int askDriver(void* data, int attribute, uint64_t ptr) {
   DriverQuery query = driverQuery.load(std::memory_order_acquire);
@@ -29,10 +31,6 @@ int askDriver(void* data, int attribute, uint64_t ptr) {
 }
 
 }  // namespace
-
-namespace pointer_probe_detail {
-std::atomic<bool> active{false};
-}
 
 const char* pointerKindName(PointerKind kind) {
   switch (kind) {
@@ -67,7 +65,6 @@ void refreshCudaPointerProbe() {
     return;
   }
   driverQuery.store(query, std::memory_order_release);
-  pointer_probe_detail::active.store(true, std::memory_order_release);
   BRAID_INFO(kLogInit, "CUDA driver found in the process: buffers are checked for GPU device memory");
 }
 
@@ -90,7 +87,6 @@ PointerKind cudaPointerKind(const void* ptr) {
 
 void setPointerAttributeQueryForTesting(PointerAttributeQuery query) {
   testQuery.store(query, std::memory_order_release);
-  pointer_probe_detail::active.store(query || driverQuery.load(std::memory_order_acquire), std::memory_order_release);
 }
 
 }  // namespace braid

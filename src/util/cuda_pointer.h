@@ -34,16 +34,24 @@ void refreshCudaPointerProbe();
 // The kind of `ptr`: Host when no driver was found.
 PointerKind cudaPointerKind(const void* ptr);
 
-namespace pointer_probe_detail {
-extern std::atomic<bool> active;
-}
-// Whether cudaPointerKind asks anyone (a driver was found, or a test stands in for it):
-// when not, every pointer is Host, and a caller on a hot path can skip the call.
-inline bool cudaPointerProbeActive() { return pointer_probe_detail::active.load(std::memory_order_acquire); }
-
 // Tests stand in for the driver: `query` answers like cuPointerGetAttribute (attribute 2 =
 // memory type, 8 = is-managed). nullptr restores the real probe.
 using PointerAttributeQuery = int (*)(void* data, int attribute, uint64_t ptr);
 void setPointerAttributeQueryForTesting(PointerAttributeQuery query);
+
+namespace pointer_probe_detail {
+// cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr): the
+// enum is an int and CUdeviceptr an unsigned 64-bit integer on every 64-bit platform.
+using DriverQuery = int (*)(void*, int, unsigned long long);
+extern std::atomic<DriverQuery> driverQuery;          // set once a loaded driver is found
+extern std::atomic<PointerAttributeQuery> testQuery;  // a test's stand-in
+}  // namespace pointer_probe_detail
+
+// Whether cudaPointerKind asks anyone (a driver was found, or a test stands in for it):
+// when not, every pointer is Host, and a caller on a hot path can skip the call.
+inline bool cudaPointerProbeActive() {
+  return pointer_probe_detail::testQuery.load(std::memory_order_acquire) ||
+         pointer_probe_detail::driverQuery.load(std::memory_order_acquire);
+}
 
 }  // namespace braid

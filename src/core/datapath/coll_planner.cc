@@ -105,7 +105,7 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
 namespace {
 
 // Everything of a task but its buffers, which a plan that depends on the task alone only
-// carries (planDependsOnTaskAlone): benchmarks and bucketed gradients move them every call.
+// carries (see planDependsOnTaskAlone): benchmarks and bucketed gradients move them every call.
 bool samePlanInputs(const CollTask& a, const CollTask& b) {
   return a.func == b.func && a.count == b.count && a.type == b.type && a.op == b.op && a.opArg == b.opArg &&
          a.scalarAtRun == b.scalarAtRun && a.root == b.root && a.stream == b.stream && a.pairs == b.pairs &&
@@ -123,11 +123,14 @@ bool windowsNeverApply(const CollWork& w, size_t bytes) {
   return w.oneRank || w.count == 0 || (w.algo == Algorithm::Direct && bytes < kSingleCopyMinBytes);
 }
 
-}  // namespace
-
-bool CollPlanner::planDependsOnTaskAlone(const CollTask& task, const CollWork& w, size_t bytes) {
+// Whether w's plan looked at nothing but the task and the communicator's fixed settings
+// (no windows, no scalar read at run time): then the same task always gets the same work,
+// and a task that differs only in its buffers the same work with its own buffers.
+bool planDependsOnTaskAlone(const CollTask& task, const CollWork& w, size_t bytes) {
   return windowsNeverApply(w, bytes) && !task.scalarAtRun;
 }
+
+}  // namespace
 
 const CollWork* CollPlanner::rememberedPlan(const CollTask& task) {
   if (!lastPlan_.valid || !samePlanInputs(lastPlan_.task, task)) return nullptr;

@@ -55,7 +55,7 @@ class CollPlanner {
   Status planColl(const CollTask& task, CollWork* out);
   // The plan planColl last made for a task like this one (the same but for its buffers,
   // which the plan then carries), where that plan depended on the task alone
-  // (planDependsOnTaskAlone); null otherwise. Valid until the next call of either.
+  // (no windows, no scalar read at run time); null otherwise. Valid until the next call of either.
   const CollWork* rememberedPlan(const CollTask& task);
   // Host mode: lets collectives of buffers in windows run single-copy (exec/work.h).
   void setWindowLookup(WindowLookup lookup) { windows_ = std::move(lookup); }
@@ -69,10 +69,6 @@ class CollPlanner {
   // Sets w's windowCandidate and this rank's window references where single-copy may run
   // (`bytes`: the tuning model's size).
   void markWindowCandidate(const CollTask& task, size_t bytes, CollWork* w) const;
-  // Whether w's plan looked at nothing but the task and the communicator's fixed settings
-  // (no windows, no scalar read at run time): then the same task always gets the same work,
-  // and a task that differs only in its buffers the same work with its own buffers.
-  static bool planDependsOnTaskAlone(const CollTask& task, const CollWork& w, size_t bytes);
 
   int rank_;
   int nranks_;

@@ -26,7 +26,7 @@ class RegistryLock {
 };
 
 struct Registry {
-  RegistryLock mutex;
+  RegistryLock lock;
   std::unordered_set<const Comm*> live;
 };
 
@@ -38,18 +38,18 @@ Registry& registry() {
 }  // namespace
 
 void registerComm(Comm* comm) {
-  std::lock_guard<RegistryLock> lock(registry().mutex);
+  std::lock_guard<RegistryLock> lock(registry().lock);
   registry().live.insert(comm);
 }
 
 bool unregisterComm(Comm* comm) {
-  std::lock_guard<RegistryLock> lock(registry().mutex);
+  std::lock_guard<RegistryLock> lock(registry().lock);
   return registry().live.erase(comm) > 0;
 }
 
 CommUse::CommUse(Comm* comm) {
   if (!comm) return;
-  std::lock_guard<RegistryLock> lock(registry().mutex);
+  std::lock_guard<RegistryLock> lock(registry().lock);
   if (registry().live.count(comm) == 0) return;
   comm->activeCalls.fetch_add(1);
   comm_ = comm;
@@ -60,12 +60,12 @@ CommUse::~CommUse() {
 }
 
 bool isLiveComm(const Comm* comm) {
-  std::lock_guard<RegistryLock> lock(registry().mutex);
+  std::lock_guard<RegistryLock> lock(registry().lock);
   return registry().live.count(comm) > 0;
 }
 
 size_t liveCommCount() {
-  std::lock_guard<RegistryLock> lock(registry().mutex);
+  std::lock_guard<RegistryLock> lock(registry().lock);
   return registry().live.size();
 }
 
