@@ -37,7 +37,22 @@ NicOrder unranked(size_t n, std::string why) {
   return order;
 }
 
+// `indices` rotated so that local rank `localRank` starts at its own position.
+std::vector<int> inTurn(const std::vector<int>& indices, int localRank) {
+  std::vector<int> out;
+  if (indices.empty()) return out;
+  size_t shift = static_cast<size_t>(std::max(0, localRank)) % indices.size();
+  for (size_t k = 0; k < indices.size(); ++k) out.push_back(indices[(shift + k) % indices.size()]);
+  return out;
+}
+
 }  // namespace
+
+NicOrder namedNicsInTurn(size_t count, int localRank, std::string why) {
+  NicOrder order = unranked(count, std::move(why));
+  order.use = inTurn(order.use, localRank);
+  return order;
+}
 
 NicOrder orderNicsByDistance(const TopoGraph& graph, const TopoPaths& paths, const RankPlacement& where,
                              const std::vector<NicCandidate>& candidates, int localRank) {
@@ -76,8 +91,7 @@ NicOrder orderNicsByDistance(const TopoGraph& graph, const TopoPaths& paths, con
   }
   // Ranks of one host start at different devices of the tier, so that they share the
   // equally close devices instead of all taking the first.
-  size_t shift = static_cast<size_t>(std::max(0, localRank)) % tier.size();
-  for (size_t k = 0; k < tier.size(); ++k) order.use.push_back(tier[(shift + k) % tier.size()]);
+  order.use = inTurn(tier, localRank);
   order.ranked = true;
   return order;
 }

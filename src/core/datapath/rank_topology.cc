@@ -84,7 +84,7 @@ NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, c
   if (candidates.size() <= 1) {
     order = keepAll("the only usable device");
   } else if (!pinnedBy.empty()) {
-    order = keepAll("chosen by " + pinnedBy);
+    order = namedNicsInTurn(candidates.size(), comm_.layout.localRank, "chosen by " + pinnedBy);
   } else if (!locate(&why)) {
     order = keepAll(why);
   } else {
@@ -102,8 +102,11 @@ NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, c
   std::string names;
   for (int i : order.use) names += (names.empty() ? "" : ", ") + label(static_cast<size_t>(i));
   if (!order.ranked) {
-    BRAID_INFO(kLogInit | kLogNet, "NIC for rank %d: %s (%s)", comm_.rank, names.c_str(),
-               order.why.empty() ? "in the backend's order" : order.why.c_str());
+    // Named devices are taken in turn by the host's ranks; otherwise the others are spare.
+    const bool inTurn = !pinnedBy.empty() && candidates.size() > 1;
+    BRAID_INFO(kLogInit | kLogNet, "NIC for rank %d: %s (%s%s%s)", comm_.rank, names.c_str(),
+               order.why.empty() ? "in the backend's order" : order.why.c_str(),
+               inTurn ? "; the host's ranks start at different ones; the others: " : "", inTurn ? others.c_str() : "");
     return order;
   }
   const NicDistance& first = order.distance[static_cast<size_t>(order.use.front())];

@@ -134,10 +134,16 @@ Status createSocketBackend(const NetBackendSettings& settings, std::unique_ptr<N
   BRAID_CHECK(createSocketNetBackend(config, out));
   NetProperties props;
   if ((*out)->properties(0, &props).ok()) {
+    // The ranking's reason speaks of its first interface; a rank given another (its turn
+    // among named interfaces, or the one nearest its NUMA node) says so instead.
+    std::string why = choice.reason;
+    if (primary.name != best.name) {
+      why = "this rank's pick, see \"NIC for rank\"; the ranking put " + best.name + " first: " + choice.reason;
+    }
     std::string fallbacks;
     for (const NetInterface& iface : config.fallbacks) fallbacks += (fallbacks.empty() ? "" : ", ") + iface.describe();
     BRAID_INFO(kLogInit | kLogNet, "NET/Socket : using %s (%s); %d socket(s) x %d thread(s) per connection, %s%s%s",
-               props.describe.c_str(), choice.reason.c_str(), config.nSocksPerThread, std::max(1, config.nThreads),
+               props.describe.c_str(), why.c_str(), config.nSocksPerThread, std::max(1, config.nThreads),
                config.security->describe().c_str(),
                fallbacks.empty() ? "" : "; fallback addresses: ", fallbacks.c_str());
   }

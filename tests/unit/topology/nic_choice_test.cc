@@ -128,5 +128,24 @@ TEST(TopologyNicChoice, PortNumbersMustMatch) {
   EXPECT_EQ(chosen(order, candidates), Names({"mlx5_4"}));
 }
 
+TEST(TopologyNicChoice, NamedDevicesAreTakenInTurnByLocalRank) {
+  // NCCL_SOCKET_IFNAME=eth0,eth1 on every host: local rank j starts at the j-th, so the
+  // local ranks j of all hosts (a hierarchical cross-host ring) share one rail.
+  auto named2 = named({"eth0", "eth1"});
+  for (int localRank = 0; localRank < 4; ++localRank) {
+    NicOrder order = namedNicsInTurn(named2.size(), localRank, "chosen by NCCL_SOCKET_IFNAME=eth0,eth1");
+    EXPECT_FALSE(order.ranked);
+    EXPECT_EQ(order.why, "chosen by NCCL_SOCKET_IFNAME=eth0,eth1");
+    EXPECT_EQ(chosen(order, named2), localRank % 2 == 0 ? Names({"eth0", "eth1"}) : Names({"eth1", "eth0"}))
+        << "local rank " << localRank;
+  }
+  // Three named, local rank 4: starts at the second and keeps the user's order after it.
+  auto named3 = named({"a", "b", "c"});
+  EXPECT_EQ(chosen(namedNicsInTurn(3, 4, ""), named3), Names({"b", "c", "a"}));
+  // One named: every rank takes it; a rank outside any host order (-1) starts at the first.
+  EXPECT_EQ(chosen(namedNicsInTurn(1, 3, ""), named({"ib0"})), Names({"ib0"}));
+  EXPECT_EQ(chosen(namedNicsInTurn(2, -1, ""), named2), Names({"eth0", "eth1"}));
+}
+
 }  // namespace
 }  // namespace braid
