@@ -5,7 +5,7 @@
 # and an rsh agent for Open MPI. Needs root. docs/testing.md shows it in use.
 #
 #   cluster.sh up [--hosts N] [--rate RATE] [--delay DELAY] [--blocked-first HOST]...
-#                 [--no-slurm] [--owner TEXT] [--force]
+#                 [--rails R] [--no-slurm] [--owner TEXT] [--force]
 #   cluster.sh down                 stop every process, remove namespaces, bridge and state
 #   cluster.sh status               the hosts and nodes, or why there is no cluster
 #   cluster.sh exec HOST CMD...     run CMD on a host (its network, hostname, /etc/hosts)
@@ -16,7 +16,9 @@
 # --rate shapes each host's link both ways with tc tbf (e.g. 2gbit); --delay adds a netem
 # delay (e.g. 1ms) where the kernel has netem. --blocked-first nodeK gives that host a
 # first interface (ext0, 203.0.113.K) that reaches nothing (the cluster link is eth0 on
-# every host).
+# every host). --rails R (1 to 3, default 1) gives every host R links, each on a bridge and
+# subnet of its own and shaped alike: eth0 (the cluster link) and eth1, eth2 in
+# 198.18.100.0/24, 198.18.101.0/24 (a multi-rail cluster: NCCL_SOCKET_IFNAME=eth0,eth1).
 # `up` first removes whatever is left of an earlier cluster (a killed run's); it refuses
 # one that another owner (--owner, default "manual") started and still runs, unless
 # --force (exit status 75). A failed or interrupted `up` tears down what it made.
@@ -63,7 +65,8 @@ leftovers() {
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${cluster_prefix}-" || true); do
     echo "network namespace $ns"
   done
-  ip link show "$cluster_bridge" >/dev/null 2>&1 && echo "bridge $cluster_bridge"
+  local bridge
+  for bridge in $(cluster_bridges); do echo "bridge $bridge"; done
   [ -e "$cluster_dir" ] && echo "state directory $cluster_dir"
   # Processes started from the cluster's files or as its hosts' holders. The patterns
   # begin with a bracket so that grep's own command line does not match them.
@@ -78,13 +81,14 @@ leftovers() {
 }
 
 cmd_up() {
-  local hosts=2 rate="" delay="" blocked="" slurm=1 owner=manual force=0
+  local hosts=2 rate="" delay="" blocked="" rails=1 slurm=1 owner=manual force=0
   while [ $# -gt 0 ]; do
     case "$1" in
       --hosts) hosts=$2; shift 2 ;;
       --rate) rate=$2; shift 2 ;;
       --delay) delay=$2; shift 2 ;;
       --blocked-first) blocked="$blocked $2"; shift 2 ;;
+      --rails) rails=$2; shift 2 ;;
       --no-slurm) slurm=0; shift ;;
       --owner) owner=$2; shift 2 ;;
       --force) force=1; shift ;;
@@ -92,6 +96,7 @@ cmd_up() {
     esac
   done
   [[ "$hosts" =~ ^[1-9][0-9]*$ ]] && [ "$hosts" -le 16 ] || cluster_die "--hosts takes 1 to 16, not $hosts"
+  [[ "$rails" =~ ^[1-3]$ ]] || cluster_die "--rails takes 1 to 3, not $rails"
   require_root
   if [ $slurm = 1 ] && [ -n "$(slurm_missing)" ]; then
     cluster_die "missing $(slurm_missing): install slurmd slurmctld slurm-client munge (scripts/install-deps.sh)"
@@ -111,7 +116,7 @@ cmd_up() {
   trap 'status=$?; trap - EXIT INT TERM; if [ $status != 0 ]; then cluster_log "start failed: tearing down"; teardown; fi; exit $status' EXIT
   trap 'exit 130' INT TERM
   local start=$SECONDS
-  net_up "$hosts" "$rate" "$delay" "$blocked"
+  net_up "$hosts" "$rate" "$delay" "$blocked" "$rails"
   [ "${BRAID_CLUSTER_FAIL_AFTER_NETWORK:-0}" = 1 ] && cluster_die "failing on purpose after the network (BRAID_CLUSTER_FAIL_AFTER_NETWORK)"
   if [ $slurm = 1 ]; then
     start_munge
@@ -119,7 +124,7 @@ cmd_up() {
     start_slurm "$hosts"
   fi
   trap - EXIT INT TERM
-  cluster_log "up: $hosts hosts (node1-node$hosts, $cluster_subnet.1-$hosts)${rate:+, links at $rate}${delay:+, delay $delay}${blocked:+, blocked first interface on$blocked}$([ $slurm = 1 ] && echo ", Slurm") in $((SECONDS - start)) s"
+  cluster_log "up: $hosts hosts (node1-node$hosts, $cluster_subnet.1-$hosts)${rate:+, links at $rate}${delay:+, delay $delay}${blocked:+, blocked first interface on$blocked}$([ "$rails" -gt 1 ] && echo ", $rails rails")$([ $slurm = 1 ] && echo ", Slurm") in $((SECONDS - start)) s"
 }
 
 cmd_down() {
@@ -179,5 +184,5 @@ case "${1:-}" in
     left=$(leftovers)
     [ -z "$left" ] || { echo "$left"; exit 1; }
     ;;
-  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -10,6 +10,10 @@ cluster_bridge=${cluster_prefix}-br
 cluster_subnet=198.51.100          # TEST-NET-2: never a real network
 cluster_controller_ip=$cluster_subnet.254
 blocked_subnet=203.0.113           # TEST-NET-3: the unroutable second interface
+# Further rails (--rails): rail k (1, 2, ...) is interface eth<k> on every host, joined by
+# bridge braidc-br<k> in 198.18.<99+k>.0/24, of the benchmarking range (RFC 2544).
+rail_subnet() { echo "198.18.$((99 + $1))"; }
+rail_bridge() { if [ "$1" = 0 ]; then echo "$cluster_bridge"; else echo "${cluster_bridge}$1"; fi; }
 cluster_lock=/run/lock/braid-cluster.lock
 
 netns_of() { echo "${cluster_prefix}-$1"; }   # node1 -> braidc-node1

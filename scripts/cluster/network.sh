@@ -56,12 +56,33 @@ start_holder() {
   cluster_die "host $name did not start: $(cat "$dir/holder.log")"
 }
 
-# net_up N RATE DELAY BLOCKED_HOSTS: the bridge, N hosts, their links and holders.
+# Rail k (k >= 1) of host i: interface eth<k> in 198.18.<99+k>.i/24 on bridge braidc-br<k>,
+# shaped as eth0. Its root end is braidc-r<k>h<i>.
+add_rail() {
+  local ns=$1 i=$2 k=$3 rate=$4 delay=$5 root_end=${cluster_prefix}-r$3h$2 inner=${cluster_prefix}-r$3t$2
+  ip link add "$root_end" type veth peer name "$inner"
+  ip link set "$inner" netns "$ns"
+  ip -n "$ns" link set "$inner" name "eth$k"
+  ip -n "$ns" addr add "$(rail_subnet "$k").$i/24" dev "eth$k"
+  ip link set "$root_end" master "$(rail_bridge "$k")"
+  shape_link "-n $ns" "eth$k" "$rate" "$delay"
+  shape_link "" "$root_end" "$rate" "$delay"
+  ip link set "$root_end" up
+  ip -n "$ns" link set "eth$k" up
+}
+
+# net_up N RATE DELAY BLOCKED_HOSTS [RAILS]: the bridges, N hosts, their links and holders.
+# RAILS (default 1) links per host, each on its own bridge and subnet: eth0 is the cluster
+# link (names, Slurm, the bootstrap), eth1... the further rails of a multi-rail cluster.
 net_up() {
-  local n=$1 rate=$2 delay=$3 blocked=" $4 " i name ns root_end
+  local n=$1 rate=$2 delay=$3 blocked=" $4 " rails=${5:-1} i k name ns root_end
   ip link add "$cluster_bridge" type bridge
   ip addr add "$cluster_controller_ip/24" dev "$cluster_bridge"
   ip link set "$cluster_bridge" up
+  for k in $(seq 1 $((rails - 1))); do
+    ip link add "$(rail_bridge "$k")" type bridge
+    ip link set "$(rail_bridge "$k")" up
+  done
   write_hosts_file "$n"
   for i in $(seq 1 "$n"); do
     name=node$i ns=$(netns_of "node$i") root_end=${cluster_prefix}-h$i
@@ -87,6 +108,7 @@ net_up() {
     shape_link "" "$root_end" "$rate" "$delay"
     ip link set "$root_end" up
     ip -n "$ns" link set eth0 up
+    for k in $(seq 1 $((rails - 1))); do add_rail "$ns" "$i" "$k" "$rate" "$delay"; done
     echo "$name" >>"$cluster_dir/hosts.list"
     start_holder "$name"
   done
@@ -104,13 +126,21 @@ net_down() {
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${cluster_prefix}-node[0-9]*$"); do
     ip netns del "$ns" || cluster_log "could not delete network namespace $ns"
   done
-  if ip link show "$cluster_bridge" >/dev/null 2>&1; then
-    ip link del "$cluster_bridge" || cluster_log "could not delete bridge $cluster_bridge"
-  fi
+  local bridge
+  for bridge in $(cluster_bridges); do
+    ip link del "$bridge" || cluster_log "could not delete bridge $bridge"
+  done
   # A root end whose namespace went away takes its veth with it; one left behind by an
   # interrupted start (moved nowhere yet) is removed here.
   local link
-  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep "^${cluster_prefix}-[ht][0-9]*$"); do
+  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' |
+    grep -E "^${cluster_prefix}-(r[0-9]+)?[ht][0-9]+$"); do
     ip link del "$link" 2>/dev/null || true
   done
+}
+
+# The cluster's bridges that exist now (the cluster link's and the further rails').
+cluster_bridges() {
+  ip -o link show type bridge 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' |
+    grep -E "^${cluster_bridge}[0-9]*$" || true
 }

@@ -14,8 +14,8 @@ clean_or_fail() {
 trap '"$cluster" down >/dev/null 2>&1; rm -rf "$work"' EXIT
 clean_or_fail "before"
 
-# 1. A start that fails after the network is made.
-BRAID_CLUSTER_FAIL_AFTER_NETWORK=1 "$cluster" up --hosts 2 --owner "$owner" >"$work/failed" 2>&1 &&
+# 1. A start that fails after the network (two rails: two bridges) is made.
+BRAID_CLUSTER_FAIL_AFTER_NETWORK=1 "$cluster" up --hosts 2 --rails 2 --owner "$owner" >"$work/failed" 2>&1 &&
   fail "a start told to fail succeeded"
 expect_in "$work/failed" "start failed: tearing down" "the failed start"
 clean_or_fail "after a failed start"

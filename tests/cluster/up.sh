@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The cluster tests' setup (CTest fixture "cluster"): two hosts, links shaped to 2 Gbit/s,
-# node2's first interface blocked (ext0), Slurm. Where it cannot run (not root, no network
+# The cluster tests' setup (CTest fixture "cluster"): two hosts with two rails each (eth0,
+# eth1), links shaped to 2 Gbit/s, node2's first interface blocked (ext0), Slurm. Where it cannot run (not root, no network
 # namespaces, no Slurm or munge, another cluster in use) it records why, so that every
 # test of the label skips with that reason instead of failing.
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +18,7 @@ for tool in munged slurmctld slurmd srun sbatch mpirun; do
   command -v "$tool" >/dev/null ||
     cannot "$tool is not installed (scripts/install-deps.sh installs slurmd slurmctld slurm-client munge openmpi-bin)"
 done
-"$cluster" up --hosts 2 --rate 2gbit --blocked-first node2 --owner "ctest:${BRAID_BUILD_DIR:-?}" >"$work/up.log" 2>&1
+"$cluster" up --hosts 2 --rate 2gbit --rails 2 --blocked-first node2 --owner "ctest:${BRAID_BUILD_DIR:-?}" >"$work/up.log" 2>&1
 status=$?
 cat "$work/up.log"
 [ $status = 75 ] && cannot "$(tail -1 "$work/up.log")"
