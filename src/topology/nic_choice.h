@@ -35,12 +35,13 @@ struct NicOrder {
 NicOrder orderNicsByDistance(const TopoGraph& graph, const TopoPaths& paths, const RankPlacement& where,
                              const std::vector<NicCandidate>& candidates, int localRank);
 
-// Devices the user named (NCCL_SOCKET_IFNAME, NCCL_IB_HCA): every one is meant to be used,
-// so the ranks of a host start at different ones, local rank j at the j-th (modulo their
-// number), and take the others after it in the user's order. Ranks of one local index on
-// different hosts thus start at the same position of their lists: with one device per
-// rail, named in the same order on every host, the hierarchical all-reduce's cross-host
-// ring of local rank j (which joins the local ranks j of all hosts) stays on rail j.
+// Devices the user named for a backend that gives each rank one (NCCL_SOCKET_IFNAME): every
+// one is meant to be used, so the ranks of a host start at different ones, local rank j at
+// the j-th (modulo their number), and take the others after it in the user's order. Ranks
+// of one local index on different hosts thus start at the same position of their lists:
+// with one device per rail, named in the same order on every host, the hierarchical
+// all-reduce's cross-host ring of local rank j (which joins the local ranks j of all hosts)
+// stays on rail j.
 NicOrder namedNicsInTurn(size_t count, int localRank, std::string why);
 
 }  // namespace braid

@@ -83,8 +83,15 @@ NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, c
   std::string why;
   if (candidates.size() <= 1) {
     order = keepAll("the only usable device");
-  } else if (!pinnedBy.empty()) {
+  } else if (!pinnedBy.empty() && single) {
+    // One device per rank (sockets): the host's ranks take the named ones in turn. A
+    // connection runs on the listener's network whichever interface the connecting rank
+    // has, so no connection crosses rails.
     order = namedNicsInTurn(candidates.size(), comm_.layout.localRank, "chosen by " + pinnedBy);
+  } else if (!pinnedBy.empty()) {
+    // Several devices per rank (IB): channel c uses the c-th at both ends of every
+    // connection, which keeps each connection on one rail where rails do not reach each other.
+    order = keepAll("chosen by " + pinnedBy);
   } else if (!locate(&why)) {
     order = keepAll(why);
   } else {
@@ -103,7 +110,7 @@ NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, c
   for (int i : order.use) names += (names.empty() ? "" : ", ") + label(static_cast<size_t>(i));
   if (!order.ranked) {
     // Named devices are taken in turn by the host's ranks; otherwise the others are spare.
-    const bool inTurn = !pinnedBy.empty() && candidates.size() > 1;
+    const bool inTurn = !pinnedBy.empty() && single && candidates.size() > 1;
     BRAID_INFO(kLogInit | kLogNet, "NIC for rank %d: %s (%s%s%s)", comm_.rank, names.c_str(),
                order.why.empty() ? "in the backend's order" : order.why.c_str(),
                inTurn ? "; the host's ranks start at different ones; the others: " : "", inTurn ? others.c_str() : "");
