@@ -10,8 +10,11 @@
 #   sudo scripts/compare-hosts.sh [HOSTS=2] [PER_HOST=2] [RATE=10gbit] [MIN=64K] [MAX=256M] [REPEAT=2]
 # BRAID_COMPARE_ITERS (default 5) iterations per size; BRAID_COMPARE_PLOT=FILE.png draws
 # busbw against size for the programs (tools/plot/braid_plot.py); BRAID_COMPARE_DATA=FILE
-# keeps the table's numbers (one line per size). Starts its own cluster (--no-slurm) and
-# tears it down; refuses to run while another owner's cluster is up.
+# keeps the table's numbers (one line per size). BRAID_COMPARE_RAILS=R (default 1) gives
+# every host R links shaped to RATE each (eth0, eth1, ...: a multi-rail cluster), and every
+# program is told to use them all (Open MPI's btl_tcp_if_include, GLOO_SOCKET_IFNAME,
+# NCCL_SOCKET_IFNAME); link% is then of the host's R links together. Starts its own cluster
+# (--no-slurm) and tears it down; refuses to run while another owner's cluster is up.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/compare-common.sh
@@ -23,12 +26,16 @@ minb=$(bytes "${4:-64K}")
 maxb=$(bytes "${5:-256M}")
 repeat=${6:-2}
 iters=${BRAID_COMPARE_ITERS:-5}
+rails=${BRAID_COMPARE_RAILS:-1}
+[[ "$rails" =~ ^[1-3]$ ]] || { echo "compare-hosts: BRAID_COMPARE_RAILS takes 1 to 3, not $rails" >&2; exit 2; }
+ifaces=$(for k in $(seq 0 $((rails - 1))); do printf "eth%d," "$k"; done)
+ifaces=${ifaces%,}
 nranks=$((hosts * per_host))
-# The link rate in GB/s (tc's units: kbit, mbit, gbit).
-link_gbs=$(awk -v r="$rate" 'BEGIN {
+# The host's link rate in GB/s, all rails together (tc's units: kbit, mbit, gbit).
+link_gbs=$(awk -v r="$rate" -v rails="$rails" 'BEGIN {
   n = r + 0; u = tolower(substr(r, length(n "") + 1))
   f = u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1
-  printf "%.4f", n * f / 8 / 1e9 }')
+  printf "%.4f", rails * n * f / 8 / 1e9 }')
 [ "$(id -u)" -eq 0 ] || { echo "compare-hosts: needs root (the virtual cluster)" >&2; exit 1; }
 ensure_mpicc
 [ -x "$root/build/bench/all_reduce_perf" ] ||
@@ -42,7 +49,7 @@ cleanup() {
   [ -n "${BRAID_COMPARE_KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
-"$cluster" up --hosts "$hosts" --rate "$rate" --no-slurm --owner compare-hosts >/dev/null
+"$cluster" up --hosts "$hosts" --rate "$rate" --rails "$rails" --no-slurm --owner compare-hosts >/dev/null
 mpicc -O2 "$root/bench/compare/mpi_all_reduce.c" -o "$work/mpi_all_reduce"
 host_list=$(for k in $(seq "$hosts"); do printf "node%d:%d," "$k" "$per_host"; done)
 host_list=${host_list%,}
@@ -69,23 +76,23 @@ run_ranks() {
 port=29600
 for _ in $(seq "$repeat"); do
   "$cluster" exec node1 mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$root/scripts/cluster/rsh-agent.sh" \
-    --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 -H "$host_list" -np "$nranks" \
+    --mca btl_tcp_if_include "$ifaces" --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 -H "$host_list" -np "$nranks" \
     "$work/mpi_all_reduce" "$minb" "$maxb" "$iters" >>"$work/mpi.txt"
   if [ "$gloo" = 1 ]; then
     port=$((port + 1))
-    run_ranks "$port" OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME=eth0 "$venv_python" \
+    run_ranks "$port" OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME="$ifaces" "$venv_python" \
       "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" >>"$work/gloo.txt"
   fi
   for algo in default ring; do
     port=$((port + 1))
-    settings=(BRAID_RENDEZVOUS="file://$work/rendezvous-$port" BRAID_JOB_TOKEN="compare-$port" NCCL_SOCKET_IFNAME=eth0)
+    settings=(BRAID_RENDEZVOUS="file://$work/rendezvous-$port" BRAID_JOB_TOKEN="compare-$port" NCCL_SOCKET_IFNAME="$ifaces")
     [ "$algo" = ring ] && settings+=(NCCL_ALGO=ring)
     run_ranks "$port" "${settings[@]}" "$root/build/bench/all_reduce_perf" -b "$minb" -e "$maxb" -f 4 \
       -n "$iters" -w 2 -c 0 | awk '/^ +[0-9]/ {print $1, $6, $8}' >>"$work/braid-$algo.txt"
   done
 done
 
-echo "# $hosts hosts x $per_host ranks, each host's link shaped to $rate ($link_gbs GB/s each way)"
+echo "# $hosts hosts x $per_host ranks, each host's $rails link(s) ($ifaces) shaped to $rate ($link_gbs GB/s each way in all)"
 echo "# float sum all-reduce, busbw (GB/s, as nccl-tests counts it), best of $repeat runs, $iters iterations"
 echo "# braid: the tuning model's choice; braid-ring: NCCL_ALGO=ring; link%: braid's busbw / the link rate"
 [ "$gloo" = 1 ] || : >"$work/gloo.txt"
@@ -118,6 +125,6 @@ if [ -n "${BRAID_COMPARE_PLOT:-}" ]; then
     labels+=(--label "${col#* }")
   done
   /usr/bin/python3 "$root/tools/plot/braid_plot.py" -o "$BRAID_COMPARE_PLOT" "${labels[@]}" --reference "$link_gbs:link rate" \
-    --title "all-reduce, $hosts hosts x $per_host ranks, links shaped to $rate ($link_gbs GB/s)" "${files[@]}"
+    --title "all-reduce, $hosts hosts x $per_host ranks, $rails link(s) per host at $rate ($link_gbs GB/s in all)" "${files[@]}"
   echo "# plot: $BRAID_COMPARE_PLOT"
 fi
