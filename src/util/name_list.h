@@ -22,6 +22,7 @@ class NameList {
   bool empty() const { return entries_.empty(); }
   bool excludes() const { return exclude_; }
   bool exact() const { return exact_; }
+  size_t size() const { return entries_.size(); }  // how many names the list gives
   std::string describe() const;
 
  private:

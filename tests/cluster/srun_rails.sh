@@ -3,7 +3,8 @@
 # 2 Gbit/s. With NCCL_SOCKET_IFNAME=eth0,eth1 the host's ranks take the named interfaces in
 # turn (local rank 0 eth0, local rank 1 eth1, on both hosts), so the hierarchical
 # all-reduce's cross-host rings, which join the local ranks of one index, each keep to one
-# rail: both rails carry the traffic (their byte counters), and every result is right.
+# rail: both rails carry the traffic (their byte counters), and every result is right. A
+# prefix matching both (NCCL_SOCKET_IFNAME=eth) leaves every rank on the proven eth0.
 . "$(dirname "$0")/lib.sh"
 require_cluster
 cd "$work" || fail "cannot enter $work"
@@ -34,4 +35,15 @@ for host in node1 node2; do
     [ "$moved" -ge "$least" ] || fail "$host's $dev sent only $moved bytes (expected at least $least): $summary"
   done
 done
-pass "each local rank on its own rail: ${summary%, }; $(awk '$1 == 16777216 {print "busbw " $8 " GB/s"}' out)"
+busbw=$(awk '$1 == 16777216 {print $8}' out)
+# A prefix that matches both rails only narrows the candidates: every rank keeps the one
+# the bootstrap proved (eth0), and the second rail carries nothing of the collective.
+rail1_before=$(sent node1 eth1)
+NCCL_SOCKET_IFNAME=eth NCCL_ALGO=hier NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET \
+  timeout 120 srun -N 2 --ntasks-per-node 2 --time 2 "$BRAID_ALL_REDUCE_PERF" -b 4M -e 4M -n 1 -w 1 -c 1 >prefix 2>&1 ||
+  fail "srun with NCCL_SOCKET_IFNAME=eth exited $?: $(tail -20 prefix)"
+expect_in prefix "# Out of bounds values : 0 OK" "all_reduce_perf with NCCL_SOCKET_IFNAME=eth"
+expect_in prefix "NIC for rank 1: eth0 (chosen by NCCL_SOCKET_IFNAME=eth; every rank of the host uses it" "rank 1's NIC"
+rail1_moved=$(($(sent node1 eth1) - rail1_before))
+[ "$rail1_moved" -lt 1048576 ] || fail "node1's eth1 sent $rail1_moved bytes with NCCL_SOCKET_IFNAME=eth"
+pass "each local rank on its own rail: ${summary%, }; busbw $busbw GB/s; a prefix keeps every rank on eth0"

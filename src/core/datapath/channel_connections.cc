@@ -103,8 +103,8 @@ Status ChannelConnections::ensureNetBackend() {
   net.bootstrapAddress = comm_.bootstrap->address();
   net.security = comm_.bootstrap->security();
   net.helperCpus = workerCpus_;
-  net.choose = [this](const std::vector<NicCandidate>& candidates, const std::string& pinnedBy, bool single) {
-    return topology_.chooseNics(candidates, pinnedBy, single).use;
+  net.choose = [this](const std::vector<NicCandidate>& candidates, const NicSelection& how) {
+    return topology_.chooseNics(candidates, how).use;
   };
   return chooseNetBackend(net, &netBackend_);
 }

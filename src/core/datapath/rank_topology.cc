@@ -66,8 +66,10 @@ Status RankTopology::decideWorkerCpus(CpuSet* out) {
   return okStatus();
 }
 
-NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, const std::string& pinnedBy,
-                                  bool single) {
+NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, const NicSelection& how) {
+  const std::string& pinnedBy = how.pinnedBy;
+  const bool single = how.single;
+  const bool inTurn = how.inTurn && single && candidates.size() > 1;
   auto label = [&](size_t i) {
     const NicCandidate& c = candidates[i];
     return c.port >= 0 ? strFormat("%s:%d", c.name.c_str(), c.port) : c.name;
@@ -83,14 +85,15 @@ NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, c
   std::string why;
   if (candidates.size() <= 1) {
     order = keepAll("the only usable device");
-  } else if (!pinnedBy.empty() && single) {
-    // One device per rank (sockets): the host's ranks take the named ones in turn. A
-    // connection runs on the listener's network whichever interface the connecting rank
-    // has, so no connection crosses rails.
+  } else if (inTurn) {
+    // Named rails, one device per rank (sockets): the host's ranks take them in turn. A
+    // socket connection runs on the listener's network whichever interface the connecting
+    // rank has, so no connection crosses rails.
     order = namedNicsInTurn(candidates.size(), comm_.layout.localRank, "chosen by " + pinnedBy);
   } else if (!pinnedBy.empty()) {
-    // Several devices per rank (IB): channel c uses the c-th at both ends of every
-    // connection, which keeps each connection on one rail where rails do not reach each other.
+    // Kept in the setting's order. With several devices per rank (IB), channel c uses the
+    // c-th at both ends of every connection, which keeps each connection on one rail where
+    // rails do not reach each other.
     order = keepAll("chosen by " + pinnedBy);
   } else if (!locate(&why)) {
     order = keepAll(why);
@@ -109,11 +112,17 @@ NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, c
   std::string names;
   for (int i : order.use) names += (names.empty() ? "" : ", ") + label(static_cast<size_t>(i));
   if (!order.ranked) {
-    // Named devices are taken in turn by the host's ranks; otherwise the others are spare.
-    const bool inTurn = !pinnedBy.empty() && single && candidates.size() > 1;
-    BRAID_INFO(kLogInit | kLogNet, "NIC for rank %d: %s (%s%s%s)", comm_.rank, names.c_str(),
-               order.why.empty() ? "in the backend's order" : order.why.c_str(),
-               inTurn ? "; the host's ranks start at different ones; the others: " : "", inTurn ? others.c_str() : "");
+    // What the other candidates are to this rank: the other local ranks' (named rails), or
+    // spares that every rank keeps as fallbacks (a prefix or an exclusion matched several).
+    std::string rest;
+    if (inTurn) {
+      rest = "; the host's ranks start at different ones; the others: " + others;
+    } else if (single && !pinnedBy.empty() && !others.empty()) {
+      rest = "; every rank of the host uses it, the others (" + others +
+             ") stay fallbacks: name the interfaces one by one (eth0,eth1) for the ranks to take them in turn";
+    }
+    BRAID_INFO(kLogInit | kLogNet, "NIC for rank %d: %s (%s%s)", comm_.rank, names.c_str(),
+               order.why.empty() ? "in the backend's order" : order.why.c_str(), rest.c_str());
     return order;
   }
   const NicDistance& first = order.distance[static_cast<size_t>(order.use.front())];

@@ -28,11 +28,12 @@ class RankTopology {
   Status decideWorkerCpus(CpuSet* out);
 
   // Orders the devices a backend could use (`candidates`, in the backend's order) so that
-  // the closest to the rank come first, keeping only those (NicOrder::use). `pinnedBy`
-  // names the variable that chose the candidates ("NCCL_IB_HCA=mlx5_0"); when set, or with
-  // one candidate, the order is kept. `single`: the backend uses one device (the first of
-  // `use`, which is then all `use` holds). Logs "NIC for rank r: ...".
-  NicOrder chooseNics(const std::vector<NicCandidate>& candidates, const std::string& pinnedBy, bool single);
+  // the closest to the rank come first, keeping only those (NicOrder::use). When a setting
+  // chose the candidates (`how.pinnedBy`), or with one candidate, the order is kept, but
+  // named rails (`how.inTurn`) start at the local rank's own. `how.single`: the backend
+  // uses one device (the first of `use`, which is then all `use` holds). Logs "NIC for
+  // rank r: ...".
+  NicOrder chooseNics(const std::vector<NicCandidate>& candidates, const NicSelection& how);
 
   // GPU mode's choice between P2P and shared memory: the graph and its paths (loaded on
   // first need); false, with *why, when detection failed.

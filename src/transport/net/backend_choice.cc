@@ -6,6 +6,7 @@
 #include "transport/net/socket/socket_wire.h"
 #include "util/format.h"
 #include "util/log.h"
+#include "util/name_list.h"
 #include "util/net_interfaces.h"
 
 #if BRAID_HAVE_IB
@@ -32,7 +33,9 @@ Status createIbBackend(const NetBackendSettings& settings, std::unique_ptr<NetBa
   if (config.ports.empty()) return okStatus();
   std::vector<NicCandidate> candidates;
   for (const IbPort& port : config.ports) candidates.push_back({port.device, port.port});
-  std::vector<int> use = settings.choose(candidates, ib.hca.empty() ? std::string() : "NCCL_IB_HCA=" + ib.hca, false);
+  NicSelection how;
+  if (!ib.hca.empty()) how.pinnedBy = "NCCL_IB_HCA=" + ib.hca;
+  std::vector<int> use = settings.choose(candidates, how);
   std::vector<IbPort> chosen;
   for (int i : use) chosen.push_back(config.ports[static_cast<size_t>(i)]);
   config.ports = std::move(chosen);
@@ -116,8 +119,17 @@ Status createSocketBackend(const NetBackendSettings& settings, std::unique_ptr<N
     sameKind.push_back(&iface);
     candidates.push_back({iface.name, -1});
   }
-  std::string pinnedBy = socketSettings.ifname.empty() ? std::string() : "NCCL_SOCKET_IFNAME=" + socketSettings.ifname;
-  std::vector<int> use = settings.choose(candidates, pinnedBy, true);
+  NicSelection how;
+  how.single = true;
+  if (!socketSettings.ifname.empty()) {
+    how.pinnedBy = "NCCL_SOCKET_IFNAME=" + socketSettings.ifname;
+    // Interfaces named one by one (eth0,eth1) are rails the user means to use, each rank one.
+    // A prefix or an exclusion ("eth", "^docker") only narrows the candidates: the rank
+    // keeps the one the bootstrap proved, as without the setting.
+    NameList named = NameList::parse(socketSettings.ifname);
+    how.inTurn = !named.excludes() && named.size() >= 2;
+  }
+  std::vector<int> use = settings.choose(candidates, how);
   SocketNetConfig config;
   const NetInterface& primary = *sameKind[static_cast<size_t>(use.empty() ? 0 : use.front())];
   config.interfaces.push_back(primary);

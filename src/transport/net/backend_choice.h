@@ -40,12 +40,10 @@ struct IbSettings {
   int qpsPerConnection = 1;  // NCCL_IB_QPS_PER_CONNECTION
 };
 
-// Orders candidate devices and keeps those to use, best first (indices into `candidates`).
-// `pinnedBy` names the setting that selected them ("NCCL_IB_HCA=mlx5_0"; empty when
-// automatic); `single`: the backend uses one device (sockets), the others being the other
-// local ranks' first choices.
-using NicChooser = std::function<std::vector<int>(const std::vector<NicCandidate>& candidates,
-                                                  const std::string& pinnedBy, bool single)>;
+// Orders candidate devices and keeps those to use, best first (indices into `candidates`),
+// as `how` says they were selected and are used.
+using NicChooser =
+    std::function<std::vector<int>(const std::vector<NicCandidate>& candidates, const NicSelection& how)>;
 
 struct NetBackendSettings {
   std::string netName;  // NCCL_NET / the config's netName: "", "IB" or "Socket" (any case)
