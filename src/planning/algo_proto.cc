@@ -236,11 +236,18 @@ uint8_t AlgoProtoPolicy::usableProtocols(CollFunc func) const {
   return usable ? usable : kAllProtocols;
 }
 
+bool AlgoProtoPolicy::forcedOntoUnavailable(CollFunc func) const {
+  const uint8_t allowed = algorithms[static_cast<int>(func)];
+  uint8_t applicable = applicableAlgorithms(func) & static_cast<uint8_t>(~unavailable);
+  if (!applicable || (allowed & applicable)) return false;
+  return (allowed & applicableAlgorithms(func) & unavailable) != 0;
+}
+
 std::string AlgoProtoPolicy::explainInapplicable(CollFunc func) const {
   const uint8_t allowed = algorithms[static_cast<int>(func)];
   uint8_t applicable = applicableAlgorithms(func) & static_cast<uint8_t>(~unavailable);
   if (!applicable || (allowed & applicable)) return "";
-  if (allowed & applicableAlgorithms(func) & unavailable) {
+  if (forcedOntoUnavailable(func)) {
     return strFormat("NCCL_ALGO=%s cannot run %s on this communicator (%s); using %s", algoSetting.c_str(),
                      collFuncName(func), unavailableWhy.c_str(), maskNames(kAlgoKind, applicable).c_str());
   }

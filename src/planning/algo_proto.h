@@ -89,6 +89,11 @@ struct AlgoProtoPolicy {
   // Empty unless NCCL_ALGO forced algorithms none of which can run `func`: then the
   // message to report once, e.g. "NCCL_ALGO=tree does not apply to AllGather; using Ring".
   std::string explainInapplicable(CollFunc func) const;
+  // Whether that message is about this communicator (a forced algorithm that applies to
+  // `func` but cannot run here, e.g. Hier on one host: worth a warning) rather than about
+  // the function (Tree or Hier for an AllGather: NCCL falls back without a word, and a
+  // setting meant for the all-reduce need not warn on every other collective).
+  bool forcedOntoUnavailable(CollFunc func) const;
 };
 
 // Parse NCCL_ALGO into out's algorithm half (resetting it first; the protocol half is

@@ -195,7 +195,13 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
   if (!reportedInapplicable_[func]) {
     reportedInapplicable_[func] = true;
     std::string why = policy_.explainInapplicable(task.func);
-    if (!why.empty() && rank_ == 0) BRAID_WARN("%s", why.c_str());
+    if (!why.empty() && rank_ == 0) {
+      if (policy_.forcedOntoUnavailable(task.func)) {
+        BRAID_WARN("%s", why.c_str());
+      } else {
+        BRAID_INFO(kLogTuning | kLogColl, "%s", why.c_str());
+      }
+    }
   }
   CollWork w;
   w.func = task.func;

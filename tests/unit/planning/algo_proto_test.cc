@@ -246,6 +246,8 @@ TEST(AlgoProto, ForcedAlgorithmThatCannotApply) {
   EXPECT_TRUE(parsed.warnings.empty()) << allWarnings(parsed);
   EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::AllGather),
             "NCCL_ALGO=tree does not apply to AllGather; using Ring, Direct");
+  // About the function, not this communicator: the planner says it at INFO, not WARN.
+  EXPECT_FALSE(parsed.policy.forcedOntoUnavailable(CollFunc::AllGather));
   EXPECT_EQ(parsed.policy.usableAlgorithms(CollFunc::AllGather),
             algorithmBit(Algorithm::Ring) | algorithmBit(Algorithm::Direct));
   EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::AllReduce), "");
@@ -273,6 +275,7 @@ TEST(AlgoProto, DirectParsesAndAnUnavailableDirectFallsBack) {
   EXPECT_EQ(parsed.policy.explainInapplicable(CollFunc::AllReduce),
             "NCCL_ALGO=direct cannot run AllReduce on this communicator (Direct needs every rank on one host); using "
             "Tree, Ring, Hier");
+  EXPECT_TRUE(parsed.policy.forcedOntoUnavailable(CollFunc::AllReduce));  // a WARN
   // Not forced: nothing to explain, and Direct is simply not among the choices.
   Parsed plain = algo("");
   plain.policy.unavailable = algorithmBit(Algorithm::Direct);
