@@ -39,6 +39,13 @@ uint64_t hostHash(const std::string& hostIdOverride) {
   return fnv1a64(identity.data(), identity.size());
 }
 
+uint64_t machineHash() {
+  std::ifstream bootId("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!(bootId >> id)) id = "host:" + hostName();
+  return fnv1a64(id.data(), id.size());
+}
+
 Status randomBytes(void* out, size_t bytes) {
   auto* p = static_cast<uint8_t*>(out);
   size_t done = 0;

@@ -22,6 +22,9 @@ for rank_dev in 0:eth0 1:eth1 2:eth0 3:eth1; do
   expect_in out "NIC for rank ${rank_dev%:*}: ${rank_dev#*:} (chosen by NCCL_SOCKET_IFNAME=eth0,eth1" "rank ${rank_dev%:*}'s NIC"
 done
 expect_in out "hier-cross : 1[host] -> 3[host] via NET/Socket" "local rank 1's cross-host ring"
+# The two hosts are namespaces of one machine: every rank counts the other host's ranks
+# among those that share its CPUs (the waits and channel count follow from it).
+expect_in out "CPU sharing: 4 ranks of this job run on this machine (2 on other hosts of it" "the CPU sharing line"
 # Each operation sends each local rank's half of the 16 MiB (reduce-scatter and all-gather
 # between the two hosts: 8 MiB) over its rail; 6 operations ran (warm-up and 2 timed, out
 # of place and in place). Both rails must carry at least a third of that; the cluster link

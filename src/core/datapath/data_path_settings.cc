@@ -10,8 +10,10 @@
 #include "core/config/params.h"
 #include "core/datapath/p2p_policy.h"
 #include "util/byte_codec.h"
+#include "util/cpu_set.h"
 #include "util/env.h"
 #include "util/format.h"
+#include "util/host_identity.h"
 #include "util/log.h"
 
 namespace braid {
@@ -20,12 +22,17 @@ namespace {
 
 // Fixed-size wire form, so that the ranks can allgather it.
 constexpr size_t kTextBytes = 128;
+constexpr size_t kCpuListBytes = 256;
 struct SettingsWire {
   uint32_t simpleStepBytes, llStepBytes;
   int32_t minChannels, maxChannels, defaultChannels;
   int32_t shmDisable, nsocksPerThread, socketThreads;
   int32_t p2pDisable, p2pLevel;
   char algo[kTextBytes], proto[kTextBytes], netName[kTextBytes];
+  // Not settings: where the rank runs (machineHash(), its affinity as a CPU list; empty
+  // when the list is too long for the field: unknown).
+  uint64_t machineHash;
+  char cpus[kCpuListBytes];
 };
 
 void copyText(char (&out)[kTextBytes], const std::string& text) {
@@ -48,6 +55,9 @@ SettingsWire toWire(const DataPathSettings& s) {
   copyText(w.algo, s.algo);
   copyText(w.proto, s.proto);
   copyText(w.netName, s.netName);
+  w.machineHash = machineHash();
+  std::string cpus = CpuSet::ofCallingThread().toList();
+  if (cpus.size() < kCpuListBytes) std::memcpy(w.cpus, cpus.data(), cpus.size());
   return w;
 }
 
@@ -106,6 +116,47 @@ int readP2pLevel(const EnvSource& env) {
 }
 
 constexpr int kGpuDefaultChannels = 8;
+constexpr int kMaxHostDefaultChannels = 4;
+
+// The spin before a wait yields: long while every rank has a core of its own.
+int64_t spinNsFor(int cores, int ranks) { return cores >= ranks ? 20000 : 1000; }
+
+// Host mode's channels: one thread each, so no more than the cores per rank (at most 4).
+int hostChannelsFor(int cores, int ranks, const DataPathSettings& s) {
+  int perRank = std::max(1, cores / std::max(1, ranks));
+  return std::clamp(std::min(perRank, kMaxHostDefaultChannels), s.minChannels, s.maxChannels);
+}
+
+CpuSharing sharingOf(Bootstrap& bootstrap, const std::vector<SettingsWire>& all, int rank) {
+  const auto& peers = bootstrap.peers();
+  std::vector<uint64_t> machines, hosts;
+  std::vector<std::string> cpus;
+  for (size_t r = 0; r < all.size(); ++r) {
+    machines.push_back(all[r].machineHash);
+    hosts.push_back(r < peers.size() ? peers[r].hostHash : 0);
+    cpus.emplace_back(all[r].cpus, strnlen(all[r].cpus, kCpuListBytes));
+  }
+  return cpuSharingOf(rank, machines, hosts, cpus);
+}
+
+// The defaults that depend on cores per rank, from the ranks that share a machine's CPUs
+// where every rank's CPUs are known: this rank's spin from its own machine, the channel
+// count (which every rank must agree on) from rank 0's, as rank 0 computed it before.
+void applyCpuSharing(Bootstrap& bootstrap, const std::vector<SettingsWire>& all, DataPathSettings* s) {
+  const CpuSharing mine = sharingOf(bootstrap, all, bootstrap.rank());
+  const CpuSharing first = bootstrap.rank() == 0 ? mine : sharingOf(bootstrap, all, 0);
+  s->cpuSharing = mine;
+  if (mine.cpus > 0 && s->spinNsSetting < 0) s->spinNs = spinNsFor(mine.cpus, mine.ranks);
+  if (!s->gpuMode && first.cpus > 0) s->defaultChannels = hostChannelsFor(first.cpus, first.ranks, *s);
+  if (mine.otherHosts > 0) {
+    BRAID_INFO(kLogInit,
+               "CPU sharing: %d ranks of this job run on this machine (%d on other hosts of it: network "
+               "namespaces or containers of one kernel) and share %d CPU(s): waits spin %lld us%s, "
+               "%d channel(s) at most by default",
+               mine.ranks, mine.otherHosts, mine.cpus, static_cast<long long>(s->spinNs / 1000),
+               s->spinNsSetting >= 0 ? " (BRAID_SPIN_NS)" : "", s->defaultChannels);
+  }
+}
 
 }  // namespace
 
@@ -125,8 +176,7 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, 
   // Host mode: one worker thread per channel; more channels than this host's cores per rank
   // only make threads wait for each other.
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int perRank = static_cast<int>(std::max<long>(1, cores / std::max(1, localRanks)));
-  s.defaultChannels = std::clamp(std::min(perRank, 4), s.minChannels, s.maxChannels);
+  s.defaultChannels = hostChannelsFor(static_cast<int>(cores), localRanks, s);
   // GPU mode: a channel is a block of a kernel; eight spread a large operation over eight
   // SMs and eight connections per peer (NCCL uses 2 to 32, by topology).
   if (gpuMode) s.defaultChannels = std::clamp(kGpuDefaultChannels, s.minChannels, s.maxChannels);
@@ -143,8 +193,11 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, 
   s.timeoutSec = static_cast<double>(params::kTimeout.get(env));
   s.timeoutResult = config.timeoutResult();
   int64_t spin = params::kSpinNs.get(env);
-  // Spinning pays only while every rank of the host has a core of its own.
-  s.spinNs = spin >= 0 ? spin : (cores >= localRanks ? 20000 : 1000);
+  // Spinning pays only while every rank of the host has a core of its own (agreeOnSettings
+  // refines this by the ranks that share the machine's CPUs).
+  s.spinNsSetting = spin;
+  s.gpuMode = gpuMode;
+  s.spinNs = spin >= 0 ? spin : spinNsFor(static_cast<int>(cores), localRanks);
   return s;
 }
 
@@ -172,6 +225,9 @@ Status agreeOnSettings(Bootstrap& bootstrap, DataPathSettings* settings) {
   DataPathSettings local = *settings;
   fromWire(all[0], settings);
   settings->spinNs = local.spinNs;
+  settings->spinNsSetting = local.spinNsSetting;
+  settings->gpuMode = local.gpuMode;
+  applyCpuSharing(bootstrap, all, settings);
   settings->singleCopy = local.singleCopy;
   settings->singleCopyThreshold = local.singleCopyThreshold;
   settings->timeoutSec = local.timeoutSec;

@@ -10,6 +10,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/config/comm_config.h"
 #include "planning/algo_proto.h"
+#include "planning/cpu_sharing.h"
 #include "transport/connector.h"
 
 namespace braid {
@@ -28,6 +29,11 @@ struct DataPathSettings {
   int nsocksPerThread = 1;
   int socketThreads = 0;
   int64_t spinNs = 20000;
+  // What the defaults were taken from (BRAID_SPIN_NS unset: -1), kept so that the
+  // agreement can size waits and channels by the ranks that share this machine's CPUs.
+  int64_t spinNsSetting = -1;
+  bool gpuMode = false;
+  CpuSharing cpuSharing;   // filled by agreeOnSettings
   bool singleCopy = true;  // a local matter: each receiver probes its own senders
   size_t singleCopyThreshold = 256 << 10;
   double timeoutSec = 0;  // BRAID_TIMEOUT, a local matter: 0 waits as long as the peers live
@@ -38,7 +44,11 @@ struct DataPathSettings {
 // Reads this rank's settings (local: cores, environment, config). `gpuMode`: channels are
 // GPU blocks, not host threads.
 DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, bool gpuMode = false);
-// Makes them the same on all ranks (rank 0's), warning about differences.
+// Makes them the same on all ranks (rank 0's), warning about differences. Each rank also
+// tells the others its machine (boot id) and CPUs, and the defaults that depend on cores
+// per rank (the spin before a wait yields, host mode's channel count) follow the ranks that
+// share a machine's CPUs (planning/cpu_sharing.h) rather than those of one host: network
+// namespaces or containers of one machine compete for its cores.
 Status agreeOnSettings(Bootstrap& bootstrap, DataPathSettings* settings);
 
 }  // namespace braid
