@@ -29,13 +29,17 @@ bool equallyClose(const NicDistance& a, const NicDistance& b) {
   return a.type == b.type && std::fabs(a.bwGBs - b.bwGBs) <= 1e-9;
 }
 
-NicOrder unranked(size_t n, std::string why) {
+}  // namespace
+
+NicOrder nicsInGivenOrder(size_t n, std::string why) {
   NicOrder order;
   order.distance.resize(n);
   for (size_t i = 0; i < n; ++i) order.use.push_back(static_cast<int>(i));
   order.why = std::move(why);
   return order;
 }
+
+namespace {
 
 // `indices` rotated so that local rank `localRank` starts at its own position.
 std::vector<int> inTurn(const std::vector<int>& indices, int localRank) {
@@ -49,7 +53,7 @@ std::vector<int> inTurn(const std::vector<int>& indices, int localRank) {
 }  // namespace
 
 NicOrder namedNicsInTurn(size_t count, int localRank, std::string why) {
-  NicOrder order = unranked(count, std::move(why));
+  NicOrder order = nicsInGivenOrder(count, std::move(why));
   order.use = inTurn(order.use, localRank);
   return order;
 }
@@ -57,7 +61,7 @@ NicOrder namedNicsInTurn(size_t count, int localRank, std::string why) {
 NicOrder orderNicsByDistance(const TopoGraph& graph, const TopoPaths& paths, const RankPlacement& where,
                              const std::vector<NicCandidate>& candidates, int localRank) {
   if (where.cpuNodes.empty()) {
-    return unranked(candidates.size(), "the rank is on " + where.describe);
+    return nicsInGivenOrder(candidates.size(), "the rank is on " + where.describe);
   }
   NicOrder order;
   order.distance.resize(candidates.size());
@@ -77,8 +81,8 @@ NicOrder orderNicsByDistance(const TopoGraph& graph, const TopoPaths& paths, con
   }
   if (best < 0) {
     std::vector<NicDistance> none = order.distance;
-    NicOrder out = unranked(candidates.size(),
-                            strFormat("none of the %zu device(s) is in %s", candidates.size(), graph.source.c_str()));
+    NicOrder out = nicsInGivenOrder(
+        candidates.size(), strFormat("none of the %zu device(s) is in %s", candidates.size(), graph.source.c_str()));
     out.distance = none;
     return out;
   }

@@ -35,6 +35,9 @@ struct NicOrder {
 NicOrder orderNicsByDistance(const TopoGraph& graph, const TopoPaths& paths, const RankPlacement& where,
                              const std::vector<NicCandidate>& candidates, int localRank);
 
+// Every candidate, in the given order, not ranked, with the reason.
+NicOrder nicsInGivenOrder(size_t count, std::string why);
+
 // Devices the user named for a backend that gives each rank one (NCCL_SOCKET_IFNAME): every
 // one is meant to be used, so the ranks of a host start at different ones, local rank j at
 // the j-th (modulo their number), and take the others after it in the user's order. Ranks

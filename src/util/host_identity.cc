@@ -26,23 +26,31 @@ uint64_t fnv1a64(const void* data, size_t bytes, uint64_t seed) {
   return hash;
 }
 
+namespace {
+
+// The running kernel's boot id; empty when it cannot be read.
+std::string bootId() {
+  std::ifstream file("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  file >> id;
+  return id;
+}
+
+}  // namespace
+
 uint64_t hostHash(const std::string& hostIdOverride) {
   std::string identity = hostIdOverride;
   if (identity.empty()) {
     char name[256] = {};
     gethostname(name, sizeof(name) - 1);
-    identity = name;
-    std::ifstream bootId("/proc/sys/kernel/random/boot_id");
-    std::string id;
-    if (bootId >> id) identity += id;
+    identity = std::string(name) + bootId();
   }
   return fnv1a64(identity.data(), identity.size());
 }
 
 uint64_t machineHash() {
-  std::ifstream bootId("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  if (!(bootId >> id)) id = "host:" + hostName();
+  std::string id = bootId();
+  if (id.empty()) id = "host:" + hostName();
   return fnv1a64(id.data(), id.size());
 }
 

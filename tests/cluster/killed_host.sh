@@ -9,9 +9,19 @@
 . "$(dirname "$0")/lib.sh"
 require_cluster
 cd "$work" || fail "cannot enter $work"
-node2_ns=braidc-node2  # scripts/cluster/common.sh: netns_of node2
-node2_links=$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^braidc-(r[0-9]+)?h2$')
-[ -n "$node2_links" ] || fail "node2's links (braidc-h2...) not found in the root namespace"
+# shellcheck source=../../scripts/cluster/common.sh
+. "$repo/scripts/cluster/common.sh"  # netns_of, cluster_prefix: the harness's names
+node2_ns=$(netns_of node2)
+node2_links=$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' |
+  grep -E "^${cluster_prefix}-(r[0-9]+)?h2$")
+[ -n "$node2_links" ] || fail "node2's links (${cluster_prefix}-h2...) not found in the root namespace"
+# node2's ranks: all_reduce_perf processes in its network namespace (node1's are not).
+node2_ranks() {
+  local pid
+  for pid in $(ip netns pids "$node2_ns"); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = all_reduce_perf ] && echo "$pid"
+  done
+}
 restore_links() { for link in $node2_links; do ip link set "$link" up; done; }
 trap 'restore_links; rm -rf "$work"' EXIT
 
@@ -62,9 +72,7 @@ srun_ends_within() {
 
 # 1. Killed.
 start_run killed
-pids=$(for pid in $(ip netns pids "$node2_ns"); do
-  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = all_reduce_perf ] && echo "$pid"
-done)
+pids=$(node2_ranks)
 [ "$(echo "$pids" | wc -w)" = 2 ] || fail "expected node2's 2 ranks in $node2_ns, found: $pids"
 # shellcheck disable=SC2086  # one pid per word
 kill -KILL $pids
@@ -81,6 +89,6 @@ cut_s=$(node1_fails_within cut 75 "$lost") ||
   fail "node1's ranks did not report node2 unreachable within 75 s: $(grep -E '^ *[01]: ' cut | tail -20)"
 restore_links
 srun_ends_within 90 || fail "the job did not end within 90 s of the links coming back: $(tail -20 cut)"
-left=$(for pid in $(ip netns pids "$node2_ns"); do [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = all_reduce_perf ] && echo "$pid"; done)
+left=$(node2_ranks)
 [ -z "$left" ] || fail "node2's ranks still run after the job ended: $left"
 pass "killed: node1's ranks failed in ${killed_s} s; cut off: in ${cut_s} s (heartbeat lost)"

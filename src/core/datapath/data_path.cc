@@ -133,13 +133,9 @@ Status DataPath::executeOne(const CollTask& task) {
   // at 8 bytes the batch's vectors and channel job were a third of the call. The same small
   // collective as the last one runs its remembered plan as it is.
   const CollWork* remembered = planner_->rememberedPlan(task);
-  if (remembered && runsAlone(*remembered)) return finishOperation(executor_->runDirectAlone(*remembered));
-  CollWork work;
-  if (remembered) {
-    work = *remembered;
-  } else {
-    BRAID_CHECK(planner_->planColl(task, &work));
-  }
+  CollWork planned;
+  if (!remembered) BRAID_CHECK(planner_->planColl(task, &planned));
+  const CollWork& work = remembered ? *remembered : planned;
   if (runsAlone(work)) return finishOperation(executor_->runDirectAlone(work));
   WorkBatch batch;
   ChannelNeeds needs;

@@ -9,6 +9,7 @@
 
 #include "core/config/params.h"
 #include "core/datapath/p2p_policy.h"
+#include "planning/cpu_sharing.h"
 #include "util/byte_codec.h"
 #include "util/cpu_set.h"
 #include "util/env.h"
@@ -145,7 +146,6 @@ CpuSharing sharingOf(Bootstrap& bootstrap, const std::vector<SettingsWire>& all,
 void applyCpuSharing(Bootstrap& bootstrap, const std::vector<SettingsWire>& all, DataPathSettings* s) {
   const CpuSharing mine = sharingOf(bootstrap, all, bootstrap.rank());
   const CpuSharing first = bootstrap.rank() == 0 ? mine : sharingOf(bootstrap, all, 0);
-  s->cpuSharing = mine;
   if (mine.cpus > 0 && s->spinNsSetting < 0) s->spinNs = spinNsFor(mine.cpus, mine.ranks);
   if (!s->gpuMode && first.cpus > 0) s->defaultChannels = hostChannelsFor(first.cpus, first.ranks, *s);
   if (mine.otherHosts > 0) {
@@ -225,8 +225,6 @@ Status agreeOnSettings(Bootstrap& bootstrap, DataPathSettings* settings) {
   DataPathSettings local = *settings;
   fromWire(all[0], settings);
   settings->spinNs = local.spinNs;
-  settings->spinNsSetting = local.spinNsSetting;
-  settings->gpuMode = local.gpuMode;
   applyCpuSharing(bootstrap, all, settings);
   settings->singleCopy = local.singleCopy;
   settings->singleCopyThreshold = local.singleCopyThreshold;

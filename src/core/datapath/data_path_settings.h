@@ -10,7 +10,6 @@
 #include "bootstrap/bootstrap.h"
 #include "core/config/comm_config.h"
 #include "planning/algo_proto.h"
-#include "planning/cpu_sharing.h"
 #include "transport/connector.h"
 
 namespace braid {
@@ -33,7 +32,6 @@ struct DataPathSettings {
   // agreement can size waits and channels by the ranks that share this machine's CPUs.
   int64_t spinNsSetting = -1;
   bool gpuMode = false;
-  CpuSharing cpuSharing;   // filled by agreeOnSettings
   bool singleCopy = true;  // a local matter: each receiver probes its own senders
   size_t singleCopyThreshold = 256 << 10;
   double timeoutSec = 0;  // BRAID_TIMEOUT, a local matter: 0 waits as long as the peers live

@@ -74,17 +74,10 @@ NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, c
     const NicCandidate& c = candidates[i];
     return c.port >= 0 ? strFormat("%s:%d", c.name.c_str(), c.port) : c.name;
   };
-  auto keepAll = [&](const std::string& why) {
-    NicOrder order;
-    order.distance.resize(candidates.size());
-    for (size_t i = 0; i < candidates.size(); ++i) order.use.push_back(static_cast<int>(i));
-    order.why = why;
-    return order;
-  };
   NicOrder order;
   std::string why;
   if (candidates.size() <= 1) {
-    order = keepAll("the only usable device");
+    order = nicsInGivenOrder(candidates.size(), "the only usable device");
   } else if (inTurn) {
     // Named rails, one device per rank (sockets): the host's ranks take them in turn. A
     // socket connection runs on the listener's network whichever interface the connecting
@@ -94,9 +87,9 @@ NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, c
     // Kept in the setting's order. With several devices per rank (IB), channel c uses the
     // c-th at both ends of every connection, which keeps each connection on one rail where
     // rails do not reach each other.
-    order = keepAll("chosen by " + pinnedBy);
+    order = nicsInGivenOrder(candidates.size(), "chosen by " + pinnedBy);
   } else if (!locate(&why)) {
-    order = keepAll(why);
+    order = nicsInGivenOrder(candidates.size(), why);
   } else {
     order = orderNicsByDistance(*graph_, *paths_, placement_, candidates, comm_.layout.localRank);
   }
