@@ -3,12 +3,13 @@
 # (torch.distributed, from the project's venv) in one run, on this host over shared memory:
 # float sum, the same sizes and iteration counts, each program run REPEAT times in turn
 # (MPI, Gloo, Braid, MPI, ...), the best of each kept (the machines here are shared and
-# noisy). Prints, per size, the time at the smallest size and busbw elsewhere for the three,
+# noisy). Prints, per size, the time below 64 KiB and busbw from there for the three,
 # Braid's ratio to each (Braid's speed / theirs: above 1, Braid is faster), and the
 # single-thread memcpy rate measured in the same run (what a copy of one buffer costs).
 # Braid's in-place figures get a column of their own (MPI_IN_PLACE is not timed).
 #   scripts/compare-mpi.sh [RANKS=2] [MINBYTES=8] [MAXBYTES=256M] [REPEAT=3]
-# BRAID_COMPARE_FLAGS adds flags to all_reduce_perf: "-R 2" makes its buffers windows
+# BRAID_COMPARE_ITERS (default 20) and BRAID_COMPARE_WARMUP (default 2) set the iterations of
+# every size for all three. BRAID_COMPARE_FLAGS adds flags to all_reduce_perf: "-R 2" makes its buffers windows
 # (ncclMemAlloc memory registered with ncclCommWindowRegister: single-copy collectives).
 # Gloo is left out (with a note) when the venv has no torch (bash scripts/python-venv.sh) or
 # BRAID_COMPARE_GLOO=0 (its 8-byte all-reduce takes 400 us: long runs of small sizes).
@@ -21,6 +22,7 @@ minb=$(bytes "${2:-8}")
 maxb=$(bytes "${3:-256M}")
 repeat=${4:-3}
 iters=${BRAID_COMPARE_ITERS:-20}
+warmup=${BRAID_COMPARE_WARMUP:-2}
 ensure_mpicc
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -32,14 +34,14 @@ find_gloo
 mpirun_flags=(--oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun_flags+=(--allow-run-as-root)
 for _ in $(seq "$repeat"); do
-  mpirun "${mpirun_flags[@]}" -np "$ranks" "$work/mpi_all_reduce" "$minb" "$maxb" "$iters" >> "$work/mpi.txt"
+  mpirun "${mpirun_flags[@]}" -np "$ranks" "$work/mpi_all_reduce" "$minb" "$maxb" "$iters" "$warmup" >> "$work/mpi.txt"
   if [ "$gloo" = 1 ]; then
     OMP_NUM_THREADS=1 "$venv_python" -m torch.distributed.run --standalone --nproc_per_node "$ranks" \
       "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" 2>/dev/null >> "$work/gloo.txt"
   fi
   # shellcheck disable=SC2086  # BRAID_COMPARE_FLAGS holds several flags
   "$root/build/tools/braidrun/braidrun" -n "$ranks" --no-prefix "$root/build/bench/all_reduce_perf" \
-    -b "$minb" -e "$maxb" -f 4 -n "$iters" -w 2 -c 0 ${BRAID_COMPARE_FLAGS:-} |
+    -b "$minb" -e "$maxb" -f 4 -n "$iters" -w "$warmup" -c 0 ${BRAID_COMPARE_FLAGS:-} |
     awk -v ip="$work/braid-ip.txt" '/^ +[0-9]/ {print $1, $6, $8; print $1, $10, $12 >> ip}' >> "$work/braid.txt"
 done
 [ -z "${BRAID_COMPARE_FLAGS:-}" ] || echo "# all_reduce_perf flags added: $BRAID_COMPARE_FLAGS"
@@ -48,12 +50,12 @@ memcpy_gbs=$("$root/build/bench/micro/braid_micro_bench" --benchmark_filter="^me
   --benchmark_format=csv 2>/dev/null |
   awk -F, '/^name,/ { for (i = 1; i <= NF; i++) if ($i == "bytes_per_second") col = i } /memcpy/ && col { v = $col } END { print v }' ||
   true)  # no memcpy benchmark of that size: the line is left out
-echo "# $ranks ranks, float sum all-reduce, best of $repeat runs each; time (us) at $minb bytes, busbw (GB/s) above"
+echo "# $ranks ranks, float sum all-reduce, best of $repeat runs each ($iters iterations after $warmup); time (us) below 64 KiB, busbw (GB/s) from 64 KiB"
 echo "# ratio: Braid's speed / theirs (> 1: Braid faster)"
 [ "$gloo" = 1 ] || : > "$work/gloo.txt"
 # Each file: bytes time busbw. Keep the best: the smallest time, the largest busbw.
 printf "%12s %10s %10s %10s %10s %10s %10s\n" bytes mpi gloo braid "braid-ip" "vs mpi" "vs gloo"
-awk -v first="$minb" -v gloo="$gloo" '
+awk -v gloo="$gloo" '
   FILENAME ~ /mpi/   { f = "m" } FILENAME ~ /gloo/ { f = "g" } FILENAME ~ /braid.txt/ { f = "b" }
   FILENAME ~ /braid-ip/ { f = "i" }
   { s = $1; t = $2; bw = $3; sizes[s] = 1
@@ -61,7 +63,7 @@ awk -v first="$minb" -v gloo="$gloo" '
     if (!((f, s) in B) || bw > B[f, s]) B[f, s] = bw }
   END {
     for (s in sizes) {
-      small = (s + 0 == first + 0)
+      small = (s + 0 < 65536)  # busbw with two decimals says nothing about small sizes
       m = small ? T["m", s] : B["m", s]; g = small ? T["g", s] : B["g", s]; b = small ? T["b", s] : B["b", s]
       i = small ? T["i", s] : B["i", s]
       rm = small ? (b > 0 ? m / b : 0) : (m > 0 ? b / m : 0)

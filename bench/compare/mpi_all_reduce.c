@@ -1,7 +1,7 @@
 /* MPI_Allreduce timed the way all_reduce_perf times ncclAllReduce (float sum, out of place,
    warm-up, then the mean of N iterations, busbw = algbw * 2(n-1)/n), so that an MPI's
    numbers can be put next to Braid's in one run. Built by scripts/compare-mpi.sh with mpicc;
-   not part of the regular build. Usage: mpirun -np N mpi_all_reduce MINBYTES MAXBYTES ITERS */
+   not part of the regular build. Usage: mpirun -np N mpi_all_reduce MINBYTES MAXBYTES ITERS [WARMUP=2] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +14,13 @@ int main(int argc, char** argv) {
   size_t minBytes = argc > 1 ? strtoull(argv[1], NULL, 10) : 8;
   size_t maxBytes = argc > 2 ? strtoull(argv[2], NULL, 10) : (64u << 20);
   int iters = argc > 3 ? atoi(argv[3]) : 20;
+  int warmup = argc > 4 ? atoi(argv[4]) : 2;
   for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
     size_t count = bytes / sizeof(float) ? bytes / sizeof(float) : 1;
     float* in = malloc(count * sizeof(float));
     float* out = malloc(count * sizeof(float));
     for (size_t i = 0; i < count; i++) in[i] = (float)(i % 7);
-    for (int w = 0; w < 2; w++) MPI_Allreduce(in, out, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (int w = 0; w < warmup; w++) MPI_Allreduce(in, out, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     double start = MPI_Wtime();
     for (int i = 0; i < iters; i++) MPI_Allreduce(in, out, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);

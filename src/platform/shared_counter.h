@@ -8,6 +8,7 @@
 
 #include "platform/asymmetric_fence.h"
 #include "platform/futex.h"
+#include "platform/spin_budget.h"
 
 namespace braid {
 
@@ -20,15 +21,6 @@ inline void storeRelease(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATO
 // with every step; futexes need 32 bits.
 inline uint32_t* futexWordOf(const uint64_t* counter) {
   return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(counter));
-}
-
-// What a spinning waiter does between two looks at a counter.
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
 }
 
 // Publishes a counter and wakes whoever sleeps on it. The store and the load of `waiters`

@@ -3,6 +3,7 @@
 list(APPEND BRAID_SOURCES
   platform/asymmetric_fence.cc
   platform/futex.cc
+  platform/spin_budget.cc
 )
 # The device memory owners call the CUDA runtime: only in builds with CUDA.
 if(BRAID_CUDA_ENABLED)

@@ -18,6 +18,7 @@
 #include "platform/asymmetric_fence.h"
 #include "platform/futex.h"
 #include "platform/shared_counter.h"
+#include "platform/spin_budget.h"
 #include "util/deadline.h"
 
 namespace braid {
@@ -46,7 +47,10 @@ class HostExec {
  public:
   // `assist`: the channel's network connections this thread may move itself (null: none).
   HostExec(const AbortFlag* abort, HostWaitPolicy policy, const NetAssist* assist = nullptr)
-      : abort_(abort), policy_(policy), assist_(assist && !assist->empty() ? assist : nullptr) {}
+      : abort_(abort),
+        policy_(policy),
+        assist_(assist && !assist->empty() ? assist : nullptr),
+        spinLooks_(spinLooksFor(policy.spinNs)) {}
 
   // A team of one (see kernels/primitives/primitives.h for what a team is): the host
   // executor runs a channel on one thread, so there is nothing to share or wait for.
@@ -93,22 +97,17 @@ class HostExec {
   // written before the sender publishes its tail). `skipSpin`: go straight to yielding.
   template <typename Ready>
   bool waitFor(Ready ready, const uint64_t* counter, uint32_t* waiters, bool skipSpin = false) {
-    // A peer that is about to publish usually does within a few hundred cycles: look that
-    // long before reading the clock, which costs as much as the wait itself.
-    for (int i = 0; i < kQuickLooks && !skipSpin; ++i) {
+    // Spin: a peer that is about to publish usually does within a few hundred cycles. The
+    // budget is counted in pauses, so a spin reads no clock (platform/spin_budget.h).
+    const int64_t looks = skipSpin ? 0 : spinLooks_;
+    for (int64_t i = 1; i <= looks; ++i) {
       if (ready()) return true;
       cpuRelax();
+      if ((i & 63) == 0 && assist_) assist_->kick(counter);  // a network step may be waiting to be taken in
     }
-    int64_t start = monotonicNs();
-    for (int i = 1; !skipSpin; ++i) {
-      cpuRelax();
-      if (ready()) return true;
-      if ((i & 63) == 0) {
-        if (assist_) assist_->kick(counter);  // a network step may be waiting to be taken in
-        if (monotonicNs() - start > policy_.spinNs) break;
-      }
-    }
-    while (monotonicNs() - start < policy_.spinNs + policy_.yieldNs) {
+    if (ready()) return true;
+    const int64_t start = monotonicNs();
+    while (monotonicNs() - start < policy_.yieldNs) {
       if (assist_) assist_->kick(counter);
       sched_yield();
       if (ready()) return true;
@@ -151,7 +150,9 @@ class HostExec {
   static void fenceRelease() {}
 
   bool failed() const { return failed_; }
-  static constexpr int kQuickLooks = 64;
+  // The spin budget in pauses (platform/spin_budget.h), for loops that wait on several
+  // counters at once.
+  int64_t spinLooks() const { return spinLooks_; }
   bool aborted() const { return braid::aborted(abort_); }
   // True once the deadline has passed; remembers `counter` as what was awaited.
   bool pastDeadline(const uint64_t* counter) {
@@ -171,6 +172,7 @@ class HostExec {
   const AbortFlag* abort_;
   HostWaitPolicy policy_;
   const NetAssist* assist_;
+  int64_t spinLooks_;  // policy_.spinNs in pauses
   bool failed_ = false;
   const uint64_t* timedOutOn_ = nullptr;
 };

@@ -113,7 +113,7 @@ Status advanceRecv(HostExec& exec, P2pTransfer& t, bool* moved) {
 }  // namespace
 
 Status runP2pOnHost(HostExec& exec, std::vector<P2pTransfer>& transfers) {
-  int idle = 0;
+  int64_t idle = 0;
   while (true) {
     bool moved = false, pending = false;
     const uint64_t* blockedCounter = nullptr;
@@ -148,11 +148,12 @@ Status runP2pOnHost(HostExec& exec, std::vector<P2pTransfer>& transfers) {
     }
     if (exec.aborted()) return Status(ncclRemoteError, "point-to-point transfer aborted");
     if (exec.pastDeadline(blockedCounter)) return Status(ncclRemoteError, "point-to-point transfer timed out");
-    // Nothing moved: spin a little, then let other threads run, then sleep on the first
-    // blocked connection (briefly: another one may be the next to move).
-    if (++idle < 256) {
+    // Nothing moved: spin for the wait policy's budget (none when ranks outnumber the cores),
+    // then let other threads run, then sleep on the first blocked connection (briefly:
+    // another one may be the next to move).
+    if (++idle <= exec.spinLooks()) {
       cpuRelax();
-    } else if (idle < 512) {
+    } else if (idle <= exec.spinLooks() + 256) {
       sched_yield();
     } else {
       uint64_t now = HostExec::loadAcquire(blockedCounter);

@@ -15,6 +15,7 @@
 #include "exec/host/host_exec.h"
 #include "platform/asymmetric_fence.h"
 #include "platform/shared_counter.h"
+#include "platform/spin_budget.h"
 
 namespace braid {
 namespace {
@@ -97,6 +98,47 @@ TEST(AsymmetricFence, SleepersInAnotherProcessAreWokenByEveryPublish) {
   // second on an idle machine. One lost wake-up alone would take 10.
   EXPECT_LT(seconds, 9.0) << "a sleeper missed a publish";
   munmap(shared, sizeof(PingPong));
+}
+
+// The spin budget is counted in pauses calibrated against the clock: none for a budget of
+// 0 (ranks outnumber the cores: the wait yields at once), at least one look otherwise, and
+// a count that grows with the budget and spins about that long. The bounds are ten times
+// wide each way: a preempted spin takes longer, and the calibration keeps its best round.
+TEST(SpinBudget, LooksFollowTheNanoseconds) {
+  EXPECT_EQ(spinLooksFor(0), 0);
+  EXPECT_EQ(spinLooksFor(-5), 0);
+  EXPECT_GE(spinLooksFor(1), 1);
+  const int64_t oneMs = spinLooksFor(1'000'000);
+  EXPECT_GE(spinLooksFor(2'000'000), 2 * oneMs - 1);
+  EXPECT_GE(oneMs, 5'000);      // a pause is at most 200 ns
+  EXPECT_LE(oneMs, 1'000'000);  // and at least 1 ns
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < 20 * oneMs; ++i) cpuRelax();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GT(ms, 2.0);
+  EXPECT_LT(ms, 2000.0);
+}
+
+// A wait whose counter is already there returns at once, spin budget or not; one whose
+// counter never comes yields, sleeps and gives up at its deadline (a budget of 0 spins
+// not at all, yet still waits).
+TEST(SpinBudget, AWaitWithoutSpinStillWaitsForItsCounter) {
+  uint64_t counter = 5;
+  uint32_t waiters = 0;
+  HostWaitPolicy noSpin;
+  noSpin.spinNs = 0;
+  noSpin.yieldNs = 1000;
+  noSpin.sleepSliceUs = 1000;
+  noSpin.timeoutNs = 20'000'000;
+  HostExec ready(nullptr, noSpin);
+  EXPECT_TRUE(ready.waitAtLeast(&counter, 5, &waiters));
+  EXPECT_EQ(ready.spinLooks(), 0);
+  HostExec never(nullptr, noSpin);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(never.waitAtLeast(&counter, 6, &waiters));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
+  EXPECT_EQ(never.timedOutOn(), &counter);
+  EXPECT_EQ(waiters, 0u);
 }
 
 }  // namespace
