@@ -29,6 +29,11 @@ constexpr double kDirectPerPeerUs = 0.05;
 // ...and then copies and reduces on one thread, in cache for the sizes it wins: its data
 // moves at that speed, not at a link's (measured here: 2 ranks, 32 KiB in 6.6 us).
 constexpr double kDirectCopyGBs = 16.0;
+// A step in which every rank of a host acts, where the host's ranks outnumber its cores:
+// each rank more per core waits for a turn on it, a wake-up and a context switch. Measured
+// across hosts (2 x 2 ranks on 2 cores: Hier, four such steps, took about 60 us more than
+// the tree, whose chain has one rank of a host act at a time; performance.md).
+constexpr double kTurnUs = 15.0;
 // Floor for link bandwidths, so that unset or nonsensical inputs never divide by zero.
 constexpr double kMinBandwidthGBs = 1e-3;
 // 1 GB/s moves 1e3 bytes per microsecond.
@@ -47,6 +52,7 @@ struct Sanitized {
   int nNodes;
   int maxLocalRanks;
   int nChannels;
+  int ranksPerCore;
   LinkModel intra;
   LinkModel inter;
 };
@@ -64,6 +70,7 @@ Sanitized sanitize(const TuningInputs& in) {
   s.nNodes = std::clamp(in.nNodes, 1, s.nranks);
   s.maxLocalRanks = std::clamp(in.maxLocalRanks, 1, s.nranks);
   s.nChannels = std::max(in.nChannels, 1);
+  s.ranksPerCore = std::max(in.ranksPerCore, 1);
   s.intra = sanitizeLink(in.intra);
   s.inter = sanitizeLink(in.inter);
   return s;
@@ -72,6 +79,12 @@ Sanitized sanitize(const TuningInputs& in) {
 // One pipeline step over `link` with `proto`.
 double hopUs(const LinkModel& link, Protocol proto) {
   return proto == Protocol::LL ? link.latencyUs * kLLLatencyFactor : link.latencyUs + kSimpleStepOverheadUs;
+}
+
+// What a step in which `acting` ranks of a host act at once costs on top of its hop when
+// ranks outnumber the cores: a turn for each rank more per core, at most one per rank.
+double turnUs(const Sanitized& s, int acting) {
+  return (std::clamp(s.ranksPerCore, 1, std::max(acting, 1)) - 1) * kTurnUs;
 }
 
 // Bytes per microsecond over the slowest link the data crosses, on every channel.
@@ -114,8 +127,12 @@ double ringUs(CollFunc func, Protocol proto, size_t bytes, const Sanitized& s) {
   // Hosts are contiguous in the ring, so nNodes of its n links cross hosts; the chain of
   // steps a chunk follows crosses them in that proportion (rounded up).
   int interSteps = s.nNodes > 1 ? std::min(steps, (steps * s.nNodes + n - 1) / n) : 0;
-  double latency =
-      kLaunchOverheadUs + interSteps * hopUs(s.inter, proto) + (steps - interSteps) * hopUs(s.intra, proto);
+  // Every rank acts in every step, so across hosts a host's ranks take turns on its cores
+  // at each. (On one host, where Direct and single copy take what the ring loses, this was
+  // not measured, and the model leaves it out.)
+  const double turn = s.nNodes > 1 ? turnUs(s, s.maxLocalRanks) : 0.0;
+  double latency = kLaunchOverheadUs + interSteps * (hopUs(s.inter, proto) + turn) +
+                   (steps - interSteps) * (hopUs(s.intra, proto) + turn);
   return latency + static_cast<double>(bytes) * volume / bytesPerUs(s, proto);
 }
 
@@ -142,15 +159,18 @@ double treeAllReduceUs(Protocol proto, size_t bytes, const Sanitized& s) {
 // the data) between the H ranks of its local index, a ring all-gather over the host's ranks,
 // one after the other. Each host's L slices cross its link side by side, so the link carries
 // 2(H-1)/H of the data where the flat ring's carries 2(n-1)/n of it; the phases inside the
-// host move (L-1)/L of it each at shared-memory speed.
+// host move (L-1)/L of it each at shared-memory speed. All L local ranks act in every
+// step, so where they outnumber the cores each step waits for turns (turnUs).
 double hierAllReduceUs(Protocol proto, size_t bytes, const Sanitized& s, int localRanks) {
   const int l = localRanks;
   const int h = s.nranks / l;
   const double size = static_cast<double>(bytes);
   Sanitized inside = s;
   inside.nNodes = 1;  // bytesPerUs of the phases inside a host: the intra link
-  const double intraUs = 2 * (l - 1) * hopUs(s.intra, proto) + 2.0 * (l - 1) / l * size / bytesPerUs(inside, proto);
-  const double interUs = 2 * (h - 1) * hopUs(s.inter, proto) + 2.0 * (h - 1) / h * size / bytesPerUs(s, proto);
+  const double turn = turnUs(s, l);
+  const double intraUs =
+      2 * (l - 1) * (hopUs(s.intra, proto) + turn) + 2.0 * (l - 1) / l * size / bytesPerUs(inside, proto);
+  const double interUs = 2 * (h - 1) * (hopUs(s.inter, proto) + turn) + 2.0 * (h - 1) / h * size / bytesPerUs(s, proto);
   return kLaunchOverheadUs + intraUs + interUs;
 }
 

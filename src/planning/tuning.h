@@ -28,6 +28,10 @@ struct TuningInputs {
   // Hier's ranks per host (every host has as many); 0 when the communicator cannot run Hier
   // (one host, hosts of different sizes, one rank per host, GPU mode).
   int hierLocalRanks = 0;
+  // Ranks that take turns on each core of the machine (1: a core each). A step in which
+  // every rank of a host acts (the ring's across hosts, Hier's) then waits for turns on
+  // the cores, which the model adds to its hops; the tree's chain has one act at a time.
+  int ranksPerCore = 1;
 };
 
 // Predicted time of `func` with `algo` and `proto` on `bytes` (the size of the full

@@ -75,6 +75,7 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
     tuning.inter = LinkModel{1.2, 25.0};
   }
   tuning.nChannels = settings.defaultChannels;
+  tuning.ranksPerCore = settings.ranksPerCore;
   // Direct collectives read every rank's slot in one shared-memory segment: host mode,
   // every rank on one host, shared memory allowed.
   std::string noDirect = gpuMode                    ? "Direct runs in host mode only"

@@ -26,7 +26,7 @@ constexpr size_t kTextBytes = 128;
 constexpr size_t kCpuListBytes = 256;
 struct SettingsWire {
   uint32_t simpleStepBytes, llStepBytes;
-  int32_t minChannels, maxChannels, defaultChannels;
+  int32_t minChannels, maxChannels, defaultChannels, ranksPerCore;
   int32_t shmDisable, nsocksPerThread, socketThreads;
   int32_t p2pDisable, p2pLevel;
   char algo[kTextBytes], proto[kTextBytes], netName[kTextBytes];
@@ -48,6 +48,7 @@ SettingsWire toWire(const DataPathSettings& s) {
   w.minChannels = s.minChannels;
   w.maxChannels = s.maxChannels;
   w.defaultChannels = s.defaultChannels;
+  w.ranksPerCore = s.ranksPerCore;
   w.shmDisable = s.shmDisable;
   w.p2pDisable = s.p2pDisable;
   w.p2pLevel = s.p2pLevel;
@@ -68,6 +69,7 @@ void fromWire(const SettingsWire& w, DataPathSettings* s) {
   s->minChannels = w.minChannels;
   s->maxChannels = w.maxChannels;
   s->defaultChannels = w.defaultChannels;
+  s->ranksPerCore = w.ranksPerCore;
   s->shmDisable = w.shmDisable != 0;
   s->p2pDisable = w.p2pDisable != 0;
   s->p2pLevel = w.p2pLevel;
@@ -125,6 +127,9 @@ constexpr int kMaxHostDefaultChannels = 4;
 // than with 1 us of it; performance.md).
 int64_t spinNsFor(int cores, int ranks) { return cores >= ranks ? 20000 : 0; }
 
+// Ranks per core, rounded up: how many take turns on each.
+int ranksPerCoreOf(int cores, int ranks) { return std::max(1, (ranks + std::max(1, cores) - 1) / std::max(1, cores)); }
+
 // Host mode's channels: one thread each, so no more than the cores per rank (at most 4).
 int hostChannelsFor(int cores, int ranks, const DataPathSettings& s) {
   int perRank = std::max(1, cores / std::max(1, ranks));
@@ -151,6 +156,7 @@ void applyCpuSharing(Bootstrap& bootstrap, const std::vector<SettingsWire>& all,
   const CpuSharing first = bootstrap.rank() == 0 ? mine : sharingOf(bootstrap, all, 0);
   if (mine.cpus > 0 && s->spinNsSetting < 0) s->spinNs = spinNsFor(mine.cpus, mine.ranks);
   if (!s->gpuMode && first.cpus > 0) s->defaultChannels = hostChannelsFor(first.cpus, first.ranks, *s);
+  if (first.cpus > 0) s->ranksPerCore = ranksPerCoreOf(first.cpus, first.ranks);
   if (mine.otherHosts > 0) {
     BRAID_INFO(kLogInit,
                "CPU sharing: %d ranks of this job run on this machine (%d on other hosts of it: network "
@@ -180,6 +186,7 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, 
   // only make threads wait for each other.
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   s.defaultChannels = hostChannelsFor(static_cast<int>(cores), localRanks, s);
+  s.ranksPerCore = ranksPerCoreOf(static_cast<int>(cores), localRanks);
   // GPU mode: a channel is a block of a kernel; eight spread a large operation over eight
   // SMs and eight connections per peer (NCCL uses 2 to 32, by topology).
   if (gpuMode) s.defaultChannels = std::clamp(kGpuDefaultChannels, s.minChannels, s.maxChannels);

@@ -19,8 +19,11 @@ struct DataPathSettings {
   int minChannels = 1;
   int maxChannels = 64;
   int defaultChannels = 1;  // what collectives use at most unless NCCL_MIN_NCHANNELS says more
-  std::string algo;         // NCCL_ALGO text
-  std::string proto;        // NCCL_PROTO text
+  // Ranks that take turns on each core of rank 0's machine (at least 1; agreed like the
+  // channel count): the tuning model's Hier pays for its side-by-side network rings with it.
+  int ranksPerCore = 1;
+  std::string algo;   // NCCL_ALGO text
+  std::string proto;  // NCCL_PROTO text
   bool shmDisable = false;
   bool p2pDisable = false;  // NCCL_P2P_DISABLE (GPU mode)
   int p2pLevel = -1;        // NCCL_P2P_LEVEL as a PathType; -1 when unset (GPU mode)

@@ -396,3 +396,46 @@ TEST(Tuning, HierBeatsTheRingOnLargeAllReducesAcrossHosts) {
 
 }  // namespace
 }  // namespace braid
+
+namespace braid {
+namespace {
+
+// Ranks that outnumber their machine's cores take turns on them at every step in which a
+// host's ranks all act: the ring's across hosts, and Hier's. The model adds a turn per rank
+// more per core (at most one per local rank) to those hops. On 2 x 2 ranks sharing 2 cores
+// (one channel, as the planner sets it there) that hands sizes up to 16 KiB to the tree,
+// whose chain has one rank of a host act at a time (it measured twice as fast as Hier
+// there), and leaves larger ones to Hier. With a core per rank nothing changes.
+TEST(Tuning, HierPaysForRanksThatTakeTurnsOnTheCores) {
+  AlgoProtoPolicy policy;
+  TuningInputs aCoreEach = hostModeHosts(2, 2);
+  aCoreEach.nChannels = 1;
+  TuningInputs twoPerCore = aCoreEach;
+  twoPerCore.ranksPerCore = 2;
+  TuningInputs eightPerCore = aCoreEach;
+  eightPerCore.ranksPerCore = 8;
+  for (Protocol proto : {Protocol::LL, Protocol::Simple}) {
+    const double alone = predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, proto, 8, aCoreEach);
+    const double turns = predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, proto, 8, twoPerCore);
+    EXPECT_GT(turns, alone);
+    EXPECT_DOUBLE_EQ(predictTimeUs(CollFunc::AllReduce, Algorithm::Hier, proto, 8, eightPerCore), turns)
+        << "at most L = 2 rings take turns";
+    EXPECT_GT(predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, proto, 8, twoPerCore),
+              predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, proto, 8, aCoreEach));
+    // The tree's chain has one rank of a host act at a time: the same prediction.
+    EXPECT_DOUBLE_EQ(predictTimeUs(CollFunc::AllReduce, Algorithm::Tree, proto, kMiB, twoPerCore),
+                     predictTimeUs(CollFunc::AllReduce, Algorithm::Tree, proto, kMiB, aCoreEach));
+  }
+  for (size_t bytes : {size_t{8}, size_t{1024}, size_t{16384}}) {
+    SCOPED_TRACE(bytes);
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, bytes, twoPerCore, policy).algo, Algorithm::Tree);
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, bytes, aCoreEach, policy).algo, Algorithm::Hier);
+  }
+  for (size_t bytes : {size_t{256} << 10, 64 * kMiB}) {
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, bytes, twoPerCore, policy).algo, Algorithm::Hier);
+  }
+  EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, 64 * kMiB, aCoreEach, policy).algo, Algorithm::Hier);
+}
+
+}  // namespace
+}  // namespace braid
