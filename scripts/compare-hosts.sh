@@ -8,7 +8,10 @@
 # Open MPI runs with mpi_yield_when_idle (more ranks than cores: its polling ranks would
 # otherwise starve the ones they wait for) over TCP on the cluster link.
 #   sudo scripts/compare-hosts.sh [HOSTS=2] [PER_HOST=2] [RATE=10gbit] [MIN=64K] [MAX=256M] [REPEAT=2]
-# BRAID_COMPARE_ITERS (default 5) iterations per size; BRAID_COMPARE_PLOT=FILE.png draws
+# BRAID_COMPARE_ITERS (default 5) iterations per size from 4 MiB, BRAID_COMPARE_SMALL_ITERS
+# (default 100) below it: a few iterations of a small size measure where the scheduler and
+# the shaper's bucket happened to be (with 5, Braid looked ahead of Open MPI from 64 KiB at
+# 10 Gbit/s; with 100 it is behind up to 4 MiB). BRAID_COMPARE_PLOT=FILE.png draws
 # busbw against size for the programs (tools/plot/braid_plot.py); BRAID_COMPARE_DATA=FILE
 # keeps the table's numbers (one line per size). BRAID_COMPARE_RAILS=R (default 1) gives
 # every host R links shaped to RATE each (eth0, eth1, ...: a multi-rail cluster), and every
@@ -26,6 +29,7 @@ minb=$(bytes "${4:-64K}")
 maxb=$(bytes "${5:-256M}")
 repeat=${6:-2}
 iters=${BRAID_COMPARE_ITERS:-5}
+small_iters=${BRAID_COMPARE_SMALL_ITERS:-100}
 rails=${BRAID_COMPARE_RAILS:-1}
 [[ "$rails" =~ ^[1-3]$ ]] || { echo "compare-hosts: BRAID_COMPARE_RAILS takes 1 to 3, not $rails" >&2; exit 2; }
 ifaces=$(for k in $(seq 0 $((rails - 1))); do printf "eth%d," "$k"; done)
@@ -73,27 +77,42 @@ run_ranks() {
   return $failed
 }
 
+# The sizes (MIN, 4 MIN, ...) in two ranges: below 4 MiB with small_iters, from there with
+# iters. Each is "first last iterations", the last a size of the sequence.
+ranges=()
+split=$minb
+while [ "$split" -lt $((4 << 20)) ] && [ "$split" -le "$maxb" ]; do split=$((split * 4)); done
+if [ "$split" -gt "$minb" ]; then
+  last=$((split / 4))
+  [ "$last" -le "$maxb" ] || last=$maxb
+  ranges+=("$minb $last $small_iters")
+fi
+[ "$split" -le "$maxb" ] && ranges+=("$split $maxb $iters")
+
 port=29600
 for _ in $(seq "$repeat"); do
-  "$cluster" exec node1 mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$root/scripts/cluster/rsh-agent.sh" \
-    --mca btl_tcp_if_include "$ifaces" --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 -H "$host_list" -np "$nranks" \
-    "$work/mpi_all_reduce" "$minb" "$maxb" "$iters" >>"$work/mpi.txt"
-  if [ "$gloo" = 1 ]; then
-    port=$((port + 1))
-    run_ranks "$port" OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME="$ifaces" "$venv_python" \
-      "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" >>"$work/gloo.txt"
-  fi
-  for algo in default ring; do
-    port=$((port + 1))
-    settings=(BRAID_RENDEZVOUS="file://$work/rendezvous-$port" BRAID_JOB_TOKEN="compare-$port" NCCL_SOCKET_IFNAME="$ifaces")
-    [ "$algo" = ring ] && settings+=(NCCL_ALGO=ring)
-    run_ranks "$port" "${settings[@]}" "$root/build/bench/all_reduce_perf" -b "$minb" -e "$maxb" -f 4 \
-      -n "$iters" -w 2 -c 0 | awk '/^ +[0-9]/ {print $1, $6, $8}' >>"$work/braid-$algo.txt"
+  for range in "${ranges[@]}"; do
+    read -r first last n <<<"$range"
+    "$cluster" exec node1 mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$root/scripts/cluster/rsh-agent.sh" \
+      --mca btl_tcp_if_include "$ifaces" --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 -H "$host_list" \
+      -np "$nranks" "$work/mpi_all_reduce" "$first" "$last" "$n" >>"$work/mpi.txt"
+    if [ "$gloo" = 1 ]; then
+      port=$((port + 1))
+      run_ranks "$port" OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME="$ifaces" "$venv_python" \
+        "$root/bench/compare/gloo_all_reduce.py" "$first" "$last" "$n" >>"$work/gloo.txt"
+    fi
+    for algo in default ring; do
+      port=$((port + 1))
+      settings=(BRAID_RENDEZVOUS="file://$work/rendezvous-$port" BRAID_JOB_TOKEN="compare-$port" NCCL_SOCKET_IFNAME="$ifaces")
+      [ "$algo" = ring ] && settings+=(NCCL_ALGO=ring)
+      run_ranks "$port" "${settings[@]}" "$root/build/bench/all_reduce_perf" -b "$first" -e "$last" -f 4 \
+        -n "$n" -w 2 -c 0 | awk '/^ +[0-9]/ {print $1, $6, $8}' >>"$work/braid-$algo.txt"
+    done
   done
 done
 
 echo "# $hosts hosts x $per_host ranks, each host's $rails link(s) ($ifaces) shaped to $rate ($link_gbs GB/s each way in all)"
-echo "# float sum all-reduce, busbw (GB/s, as nccl-tests counts it), best of $repeat runs, $iters iterations"
+echo "# float sum all-reduce, busbw (GB/s, as nccl-tests counts it), best of $repeat runs, $small_iters iterations below 4 MiB, $iters from there"
 echo "# braid: the tuning model's choice; braid-ring: NCCL_ALGO=ring; link%: braid's busbw / the link rate"
 [ "$gloo" = 1 ] || : >"$work/gloo.txt"
 table=$(awk -v gloo="$gloo" -v link="$link_gbs" '

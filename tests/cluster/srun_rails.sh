@@ -49,4 +49,14 @@ expect_in prefix "# Out of bounds values : 0 OK" "all_reduce_perf with NCCL_SOCK
 expect_in prefix "NIC for rank 1: eth0 (chosen by NCCL_SOCKET_IFNAME=eth; every rank of the host uses it" "rank 1's NIC"
 rail1_moved=$(($(sent node1 eth1) - rail1_before))
 [ "$rail1_moved" -lt 1048576 ] || fail "node1's eth1 sent $rail1_moved bytes with NCCL_SOCKET_IFNAME=eth"
-pass "each local rank on its own rail: ${summary%, }; busbw $busbw GB/s; a prefix keeps every rank on eth0"
+# Four ranks on the machine's two cores take turns on them: the tuning model (agreed
+# ranksPerCore 2) gives small all-reduces to the tree, whose chain has one rank of a host
+# act at a time, and larger ones to Hier.
+NCCL_SOCKET_IFNAME=eth0,eth1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING \
+  timeout 120 srun -N 2 --ntasks-per-node 2 --time 2 "$BRAID_ALL_REDUCE_PERF" -b 8 -e 256K -f 8 -n 2 -w 1 -c 1 >tuning 2>&1 ||
+  fail "srun of the small sizes exited $?: $(tail -20 tuning)"
+expect_in tuning "# Out of bounds values : 0 OK" "all_reduce_perf of the small sizes"
+expect_in tuning "AllReduce of 8 bytes: Tree/" "the tree for 8 bytes on ranks that take turns on the cores"
+# (Each algorithm and protocol is logged at the first size that runs it.)
+expect_in tuning "bytes: Hier/Simple on" "Hier for the larger sizes"
+pass "each local rank on its own rail: ${summary%, }; busbw $busbw GB/s; a prefix keeps every rank on eth0; the tree for small sizes"

@@ -156,7 +156,7 @@ void applyCpuSharing(Bootstrap& bootstrap, const std::vector<SettingsWire>& all,
   const CpuSharing first = bootstrap.rank() == 0 ? mine : sharingOf(bootstrap, all, 0);
   if (mine.cpus > 0 && s->spinNsSetting < 0) s->spinNs = spinNsFor(mine.cpus, mine.ranks);
   if (!s->gpuMode && first.cpus > 0) s->defaultChannels = hostChannelsFor(first.cpus, first.ranks, *s);
-  if (first.cpus > 0) s->ranksPerCore = ranksPerCoreOf(first.cpus, first.ranks);
+  if (!s->gpuMode && first.cpus > 0) s->ranksPerCore = ranksPerCoreOf(first.cpus, first.ranks);
   if (mine.otherHosts > 0) {
     BRAID_INFO(kLogInit,
                "CPU sharing: %d ranks of this job run on this machine (%d on other hosts of it: network "
@@ -186,7 +186,7 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, 
   // only make threads wait for each other.
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   s.defaultChannels = hostChannelsFor(static_cast<int>(cores), localRanks, s);
-  s.ranksPerCore = ranksPerCoreOf(static_cast<int>(cores), localRanks);
+  s.ranksPerCore = gpuMode ? 1 : ranksPerCoreOf(static_cast<int>(cores), localRanks);
   // GPU mode: a channel is a block of a kernel; eight spread a large operation over eight
   // SMs and eight connections per peer (NCCL uses 2 to 32, by topology).
   if (gpuMode) s.defaultChannels = std::clamp(kGpuDefaultChannels, s.minChannels, s.maxChannels);

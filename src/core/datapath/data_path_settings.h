@@ -19,8 +19,9 @@ struct DataPathSettings {
   int minChannels = 1;
   int maxChannels = 64;
   int defaultChannels = 1;  // what collectives use at most unless NCCL_MIN_NCHANNELS says more
-  // Ranks that take turns on each core of rank 0's machine (at least 1; agreed like the
-  // channel count): the tuning model's Hier pays for its side-by-side network rings with it.
+  // Host mode: ranks that take turns on each core of rank 0's machine (at least 1; agreed
+  // like the channel count). The tuning model adds the turns to every hop in which all of a
+  // host's ranks act. GPU mode: 1 (the kernels move the data, not the ranks' threads).
   int ranksPerCore = 1;
   std::string algo;   // NCCL_ALGO text
   std::string proto;  // NCCL_PROTO text
