@@ -37,7 +37,7 @@ for _ in $(seq "$repeat"); do
   mpirun "${mpirun_flags[@]}" -np "$ranks" "$work/mpi_all_reduce" "$minb" "$maxb" "$iters" "$warmup" >> "$work/mpi.txt"
   if [ "$gloo" = 1 ]; then
     OMP_NUM_THREADS=1 "$venv_python" -m torch.distributed.run --standalone --nproc_per_node "$ranks" \
-      "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" 2>/dev/null >> "$work/gloo.txt"
+      "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" "$warmup" 2>/dev/null >> "$work/gloo.txt"
   fi
   # shellcheck disable=SC2086  # BRAID_COMPARE_FLAGS holds several flags
   "$root/build/tools/braidrun/braidrun" -n "$ranks" --no-prefix "$root/build/bench/all_reduce_perf" \
