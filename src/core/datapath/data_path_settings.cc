@@ -155,8 +155,10 @@ void applyCpuSharing(Bootstrap& bootstrap, const std::vector<SettingsWire>& all,
   const CpuSharing mine = sharingOf(bootstrap, all, bootstrap.rank());
   const CpuSharing first = bootstrap.rank() == 0 ? mine : sharingOf(bootstrap, all, 0);
   if (mine.cpus > 0 && s->spinNsSetting < 0) s->spinNs = spinNsFor(mine.cpus, mine.ranks);
-  if (!s->gpuMode && first.cpus > 0) s->defaultChannels = hostChannelsFor(first.cpus, first.ranks, *s);
-  if (!s->gpuMode && first.cpus > 0) s->ranksPerCore = ranksPerCoreOf(first.cpus, first.ranks);
+  if (!s->gpuMode && first.cpus > 0) {
+    s->defaultChannels = hostChannelsFor(first.cpus, first.ranks, *s);
+    s->ranksPerCore = ranksPerCoreOf(first.cpus, first.ranks);
+  }
   if (mine.otherHosts > 0) {
     BRAID_INFO(kLogInit,
                "CPU sharing: %d ranks of this job run on this machine (%d on other hosts of it: network "

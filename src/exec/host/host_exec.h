@@ -24,7 +24,10 @@
 namespace braid {
 
 struct HostWaitPolicy {
-  int64_t spinNs = 20000;
+  // The spin before a wait yields, in pauses (platform/spin_budget.h): the executor turns
+  // BRAID_SPIN_NS into it once (spinLooksFor), so that no wait divides or reads a clock to
+  // spin. The default is about 20 us at 13 ns a pause.
+  int64_t spinLooks = 1500;
   // Then yield the core (cheap to come back from when the peer is merely waiting for a
   // core too), before sleeping on the futex.
   int64_t yieldNs = 100000;
@@ -47,10 +50,7 @@ class HostExec {
  public:
   // `assist`: the channel's network connections this thread may move itself (null: none).
   HostExec(const AbortFlag* abort, HostWaitPolicy policy, const NetAssist* assist = nullptr)
-      : abort_(abort),
-        policy_(policy),
-        assist_(assist && !assist->empty() ? assist : nullptr),
-        spinLooks_(spinLooksFor(policy.spinNs)) {}
+      : abort_(abort), policy_(policy), assist_(assist && !assist->empty() ? assist : nullptr) {}
 
   // A team of one (see kernels/primitives/primitives.h for what a team is): the host
   // executor runs a channel on one thread, so there is nothing to share or wait for.
@@ -99,7 +99,7 @@ class HostExec {
   bool waitFor(Ready ready, const uint64_t* counter, uint32_t* waiters, bool skipSpin = false) {
     // Spin: a peer that is about to publish usually does within a few hundred cycles. The
     // budget is counted in pauses, so a spin reads no clock (platform/spin_budget.h).
-    const int64_t looks = skipSpin ? 0 : spinLooks_;
+    const int64_t looks = skipSpin ? 0 : policy_.spinLooks;
     for (int64_t i = 1; i <= looks; ++i) {
       if (ready()) return true;
       cpuRelax();
@@ -150,9 +150,8 @@ class HostExec {
   static void fenceRelease() {}
 
   bool failed() const { return failed_; }
-  // The spin budget in pauses (platform/spin_budget.h), for loops that wait on several
-  // counters at once.
-  int64_t spinLooks() const { return spinLooks_; }
+  // The spin budget in pauses, for loops that wait on several counters at once.
+  int64_t spinLooks() const { return policy_.spinLooks; }
   bool aborted() const { return braid::aborted(abort_); }
   // True once the deadline has passed; remembers `counter` as what was awaited.
   bool pastDeadline(const uint64_t* counter) {
@@ -172,7 +171,6 @@ class HostExec {
   const AbortFlag* abort_;
   HostWaitPolicy policy_;
   const NetAssist* assist_;
-  int64_t spinLooks_;  // policy_.spinNs in pauses
   bool failed_ = false;
   const uint64_t* timedOutOn_ = nullptr;
 };

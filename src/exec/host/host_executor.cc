@@ -48,7 +48,8 @@ Status ringSchedule(int channel, const char* which, Connector* send, Connector* 
 
 class HostExecutor : public Executor {
  public:
-  explicit HostExecutor(ExecutorConfig config) : config_(std::move(config)), workers_(config_.rank) {
+  explicit HostExecutor(ExecutorConfig config)
+      : config_(std::move(config)), workers_(config_.rank), spinLooks_(spinLooksFor(config_.spinNs)) {
     workers_.setWorkerCpus(config_.workerCpus);
   }
 
@@ -71,9 +72,16 @@ class HostExecutor : public Executor {
   Status runChannel(int channel, const WorkBatch& batch, int64_t deadlineNs);
   bool runCollOnChannel(HostExec& exec, int channel, const CollWork& coll);
   Status waitFailure(const HostExec& exec, int channel, const WorkBatch& batch, const char* what);
+  // How this communicator's waits spin (BRAID_SPIN_NS, in pauses); deadlines are the caller's.
+  HostWaitPolicy waitPolicy() const {
+    HostWaitPolicy policy;
+    policy.spinLooks = spinLooks_;
+    return policy;
+  }
 
   ExecutorConfig config_;
   ChannelWorkers workers_;
+  int64_t spinLooks_;  // config_.spinNs in pauses, converted once
   std::vector<HostChannel> channels_;
   BoardView board_;                                                   // Direct collectives' (base null until prepared)
   std::vector<std::pair<const P2pWork*, const P2pWork*>> selfPairs_;  // of the running batch
@@ -163,8 +171,7 @@ Status HostExecutor::runDirectAlone(const CollWork& work) {
   if (!board_.base || work.algo != Algorithm::Direct || work.windowCandidate || work.oneRank) {
     return BRAID_ERROR(ncclInternalError, "%s cannot run alone on the board", collFuncName(work.func));
   }
-  HostWaitPolicy policy;
-  policy.spinNs = config_.spinNs;
+  HostWaitPolicy policy = waitPolicy();
   policy.timeoutNs = config_.timeoutSec > 0 ? static_cast<int64_t>(config_.timeoutSec * 1e9) : 0;
   HostExec exec(config_.abort, policy);
   if (runCollOnChannel(exec, 0, work)) return okStatus();
@@ -179,8 +186,7 @@ Status HostExecutor::agreeOnSingleCopies(WorkBatch& batch, int64_t deadlineNs) {
   if (candidates == 0) return okStatus();
   if (!board_.base) return BRAID_ERROR(ncclInternalError, "a single-copy candidate was planned, no board prepared");
   singleCopies_.assign(candidates, SingleCopyPeers());  // sized once: the works point into it
-  HostWaitPolicy policy;
-  policy.spinNs = config_.spinNs;
+  HostWaitPolicy policy = waitPolicy();
   policy.deadlineNs = deadlineNs;
   HostExec exec(config_.abort, policy);
   size_t next = 0;
@@ -209,8 +215,7 @@ Status HostExecutor::agreeOnSingleCopies(WorkBatch& batch, int64_t deadlineNs) {
 }
 
 Status HostExecutor::runChannel(int channel, const WorkBatch& batch, int64_t deadlineNs) {
-  HostWaitPolicy policy;
-  policy.spinNs = config_.spinNs;
+  HostWaitPolicy policy = waitPolicy();
   policy.deadlineNs = deadlineNs;
   const NetAssist* assist =
       static_cast<size_t>(channel) < channels_.size() ? &channels_[static_cast<size_t>(channel)].assist : nullptr;

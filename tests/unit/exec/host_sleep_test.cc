@@ -53,7 +53,7 @@ struct PingPong {
 // goes to sleep once its few quick looks found nothing.
 bool play(PingPong* game, int me, uint64_t rounds, const AbortFlag* abort) {
   HostWaitPolicy sleepAtOnce;
-  sleepAtOnce.spinNs = 0;
+  sleepAtOnce.spinLooks = 0;
   sleepAtOnce.yieldNs = 0;
   sleepAtOnce.sleepSliceUs = 10'000'000;  // a lost wake-up would sleep 10 s
   sleepAtOnce.timeoutNs = 60'000'000'000;
@@ -126,7 +126,7 @@ TEST(SpinBudget, AWaitWithoutSpinStillWaitsForItsCounter) {
   uint64_t counter = 5;
   uint32_t waiters = 0;
   HostWaitPolicy noSpin;
-  noSpin.spinNs = 0;
+  noSpin.spinLooks = 0;
   noSpin.yieldNs = 1000;
   noSpin.sleepSliceUs = 1000;
   noSpin.timeoutNs = 20'000'000;
