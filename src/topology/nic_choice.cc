@@ -55,6 +55,7 @@ std::vector<int> inTurn(const std::vector<int>& indices, int localRank) {
 NicOrder namedNicsInTurn(size_t count, int localRank, std::string why) {
   NicOrder order = nicsInGivenOrder(count, std::move(why));
   order.use = inTurn(order.use, localRank);
+  order.startsAtLocalRank = true;
   return order;
 }
 
@@ -97,6 +98,7 @@ NicOrder orderNicsByDistance(const TopoGraph& graph, const TopoPaths& paths, con
   // equally close devices instead of all taking the first.
   order.use = inTurn(tier, localRank);
   order.ranked = true;
+  order.startsAtLocalRank = true;
   return order;
 }
 

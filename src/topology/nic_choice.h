@@ -29,7 +29,10 @@ struct NicOrder {
   std::vector<int> use;
   std::vector<NicDistance> distance;  // per candidate
   bool ranked = false;                // whether the graph decided `use`
-  std::string why;                    // when not ranked: the reason
+  // Whether `use` is rotated so that local rank j starts at the j-th device (the ranked
+  // tier, named rails): channel 0 then already puts each local rank on its own device.
+  bool startsAtLocalRank = false;
+  std::string why;  // when not ranked: the reason
 };
 
 NicOrder orderNicsByDistance(const TopoGraph& graph, const TopoPaths& paths, const RankPlacement& where,

@@ -29,6 +29,12 @@ struct ConnRequest {
   int channel = 0;
   int peer = -1;
   bool isSend = false;
+  // Where a backend with several devices per rank (IB HCAs) starts counting channels for
+  // this connection: 0 for connections whose two ends may sit at different positions on
+  // their hosts (channel c takes device c), the local index for Hier's cross-host rings
+  // (whose ranks all have that index), so that local rank j drives the j-th device and the
+  // host's ranks spread over its devices. Both ends must give the same value.
+  int rail = 0;
 };
 
 class Transport {

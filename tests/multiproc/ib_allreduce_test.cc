@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "multiproc_util.h"
@@ -44,6 +45,29 @@ BRAID_CHILD_SCENARIO(ib_collectives) {
     for (size_t i = 0; i < count; ++i) CHILD_CHECK(from[i] == static_cast<float>((static_cast<size_t>(1 - r) + i) % 5));
   }
   std::printf("IB collectives passed on rank %d\n", r);
+  CHILD_OK(ncclCommDestroy(comm));
+  return 0;
+}
+
+// args: id, nranks, count. An all-reduce of `count` floats (every rank's input different),
+// checked on every rank, then one of 1 float (the tail Hier hands to local rank 0).
+BRAID_CHILD_SCENARIO(ib_allreduce_n) {
+  ncclUniqueId id = argToId(ctx.args[0]);
+  const int n = std::atoi(ctx.args[1].c_str()), r = ctx.index;
+  const size_t largest = std::strtoull(ctx.args[2].c_str(), nullptr, 10);
+  ncclComm_t comm = nullptr;
+  CHILD_OK(ncclCommInitRank(&comm, n, id, r));
+  for (size_t count : {largest, size_t{1}}) {
+    std::vector<float> data(count);
+    for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>((static_cast<size_t>(r) * 3 + i) % 7);
+    CHILD_OK(ncclAllReduce(data.data(), data.data(), count, ncclFloat, ncclSum, comm, nullptr));
+    for (size_t i = 0; i < count; ++i) {
+      float want = 0;
+      for (int k = 0; k < n; ++k) want += static_cast<float>((static_cast<size_t>(k) * 3 + i) % 7);
+      CHILD_CHECK(data[i] == want);
+    }
+  }
+  std::printf("IB all-reduce of %d ranks passed on rank %d\n", n, r);
   CHILD_OK(ncclCommDestroy(comm));
   return 0;
 }
@@ -214,6 +238,34 @@ TEST_F(IbCollectives, MismatchedGidFamiliesAreWarnedNotHung) {
     const std::string& out = results[rank].output;
     size_t at = out.find("allreduce ");
     if (at != std::string::npos) std::printf("rank %zu: %s\n", rank, out.substr(at, out.find('\n', at) - at).c_str());
+  }
+}
+
+// Two "hosts" (NCCL_HOSTID) of two ranks, two HCAs named in NCCL_IB_HCA, Hier forced: the
+// cross-host ring of local rank j runs on the j-th HCA at both ends (ConnRequest::rail),
+// so each rank of a host drives its own NIC; before, every cross ring took the first.
+TEST_F(IbCollectives, HierCrossRingsOfAHostsRanksUseTheirOwnHca) {
+  if (ports_.size() < 2) GTEST_SKIP() << "needs two verbs ports (the soft-RoCE VM makes rxe0 and rxe1)";
+  const std::string hcas = "=" + ports_[0].device + "," + ports_[1].device;
+  auto results = runScenario("ib_allreduce_n", 4, {idToArg(freshId()), "4", "262147"}, kTimeout, [&](int rank) {
+    std::map<std::string, std::string> env{{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}};
+    env["NCCL_NET"] = "IB";
+    env["NCCL_IB_HCA"] = hcas;
+    env["NCCL_ALGO"] = "Hier";
+    env["NCCL_HOSTID"] = "rxe-host-" + std::to_string(rank / 2);
+    return env;
+  });
+  expectAllSucceeded(results);
+  for (size_t rank = 0; rank < results.size(); ++rank) {
+    const std::string& out = results[rank].output;
+    const std::string want = "/hier-cross : ";
+    size_t at = out.find("Channel 00" + want);
+    ASSERT_NE(at, std::string::npos) << out;
+    std::string line = out.substr(at, out.find('\n', at) - at);
+    const std::string device = "via NET/IB/" + std::to_string(rank % 2);
+    EXPECT_NE(line.find(device), std::string::npos) << "rank " << rank << ": " << line;
+    EXPECT_NE(out.find("IB all-reduce of 4 ranks passed"), std::string::npos) << out;
+    EXPECT_NE(out.find("Hier's cross-host ring of local rank j starts at the j-th"), std::string::npos) << out;
   }
 }
 

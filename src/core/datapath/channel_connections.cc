@@ -104,7 +104,9 @@ Status ChannelConnections::ensureNetBackend() {
   net.security = comm_.bootstrap->security();
   net.helperCpus = workerCpus_;
   net.choose = [this](const std::vector<NicCandidate>& candidates, const NicSelection& how) {
-    return topology_.chooseNics(candidates, how).use;
+    NicOrder order = topology_.chooseNics(candidates, how);
+    nicsStartAtLocalRank_ = order.startsAtLocalRank;
+    return order.use;
   };
   return chooseNetBackend(net, &netBackend_);
 }
@@ -228,8 +230,12 @@ Status ChannelConnections::connectHier(int nChannels) {
     BRAID_CHECK(agreeOnP2p({local.next, local.prev, cross.next, cross.prev}));
     jobs.push_back({{ConnPurpose::HierLocal, c, local.prev, false}, transportFor(local.prev), &ch.hierLocalRecv});
     jobs.push_back({{ConnPurpose::HierLocal, c, local.next, true}, transportFor(local.next), &ch.hierLocalSend});
-    jobs.push_back({{ConnPurpose::HierCross, c, cross.prev, false}, transportFor(cross.prev), &ch.hierCrossRecv});
-    jobs.push_back({{ConnPurpose::HierCross, c, cross.next, true}, transportFor(cross.next), &ch.hierCrossSend});
+    // The cross-host ring of local index j runs on rail j (ConnRequest::rail): with several
+    // NICs per host (NCCL_IB_HCA=mlx5_0,mlx5_1), each local rank drives its own. Devices the
+    // topology ranked already start at the local rank's own (rail 0 keeps them there).
+    const int rail = hierCrossRail(nicsStartAtLocalRank_, comm_.layout.localRank);
+    jobs.push_back({{ConnPurpose::HierCross, c, cross.prev, false, rail}, transportFor(cross.prev), &ch.hierCrossRecv});
+    jobs.push_back({{ConnPurpose::HierCross, c, cross.next, true, rail}, transportFor(cross.next), &ch.hierCrossSend});
   }
   if (jobs.empty()) return okStatus();
   BRAID_CHECK(establishConnections(*comm_.bootstrap, jobs));

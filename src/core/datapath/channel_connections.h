@@ -133,6 +133,9 @@ class ChannelConnections {
   std::unique_ptr<Transport> p2p_;  // CUDA IPC between GPUs of this host (GPU mode)
   std::map<int, P2pDecision> p2pDecisions_;
   std::unique_ptr<NetBackend> netBackend_;
+  // Whether the backend's devices start at this rank's own (NicOrder::startsAtLocalRank),
+  // as the last device choice made them: Hier's cross rings add the local index otherwise.
+  bool nicsStartAtLocalRank_ = false;
   std::unique_ptr<Proxy> proxy_;
   std::atomic<Proxy*> proxyForThreads_{nullptr};
   std::unique_ptr<Transport> net_;

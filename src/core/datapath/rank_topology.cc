@@ -110,6 +110,10 @@ NicOrder RankTopology::chooseNics(const std::vector<NicCandidate>& candidates, c
     std::string rest;
     if (inTurn) {
       rest = "; the host's ranks start at different ones; the others: " + others;
+    } else if (!single && order.use.size() > 1) {
+      // The same list for every local rank: Hier's cross rings add the local index
+      // (NetTransport's netDeviceFor, hierCrossRail).
+      rest = "; channels take them in turn, and Hier's cross-host ring of local rank j starts at the j-th";
     } else if (single && !pinnedBy.empty() && !others.empty()) {
       rest = "; every rank of the host uses it, the others (" + others +
              ") stay fallbacks: name the interfaces one by one (eth0,eth1) for the ranks to take them in turn";

@@ -127,14 +127,16 @@ class NetConnector : public Connector {
 
 }  // namespace
 
-int NetTransport::deviceFor(const ConnRequest& request) const {
-  int devices = backend_->deviceCount();
-  return devices > 0 ? request.channel % devices : 0;
+int netDeviceFor(const ConnRequest& request, int devices) {
+  if (devices <= 1) return 0;
+  const int64_t slot =
+      static_cast<int64_t>(request.rail > 0 ? request.rail : 0) + (request.channel > 0 ? request.channel : 0);
+  return static_cast<int>(slot % devices);
 }
 
 Status NetTransport::setupRecv(const ConnRequest& request, std::vector<uint8_t>* handle,
                                std::unique_ptr<Connector>* out) {
-  int device = deviceFor(request);
+  int device = netDeviceFor(request, backend_->deviceCount());
   auto connector = std::make_unique<NetConnector>(false, request.peer, sizes_, backend_, device, cudaDev_ >= 0);
   BRAID_CHECK(connector->allocate(sizes_));
   if (cudaDev_ >= 0) BRAID_CHECK(connector->enableDevice(cudaDev_, sizes_));
@@ -150,7 +152,7 @@ Status NetTransport::connectSend(const ConnRequest& request, const std::vector<u
   if (handle.size() != kNetHandleBytes) {
     return BRAID_ERROR(ncclInternalError, "rank %d sent a network handle of %zu bytes", request.peer, handle.size());
   }
-  int device = deviceFor(request);
+  int device = netDeviceFor(request, backend_->deviceCount());
   NetHandle netHandle;
   std::memcpy(netHandle.bytes, handle.data(), kNetHandleBytes);
   std::unique_ptr<NetSendComm> comm;

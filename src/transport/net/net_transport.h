@@ -15,6 +15,18 @@
 
 namespace braid {
 
+// The device of a backend with `devices` devices (per rank, in the order both ends agree
+// on: NCCL_IB_HCA's, or the topology's) that a connection uses: channel c of rail r takes
+// device (r + c) mod devices; device 0 when the backend has none or one.
+int netDeviceFor(const ConnRequest& request, int devices);
+
+// The rail of Hier's cross-host ring of local rank `localRank` (ConnRequest::rail): its local
+// index, unless the rank's device list already starts at its own (NicOrder::startsAtLocalRank:
+// the topology's ranked tier, rotated by local rank), where counting from 0 lands there.
+inline int hierCrossRail(bool devicesStartAtLocalRank, int localRank) {
+  return devicesStartAtLocalRank ? 0 : localRank;
+}
+
 class NetTransport : public Transport {
  public:
   NetTransport(NetBackend* backend, Proxy* proxy, FifoSizes sizes, double timeoutSec, const AbortFlag* abort,
@@ -27,8 +39,6 @@ class NetTransport : public Transport {
   Status finishRecv(Connector& connector, const std::vector<uint8_t>& ack) override;
 
  private:
-  int deviceFor(const ConnRequest& request) const;
-
   NetBackend* backend_;
   Proxy* proxy_;
   FifoSizes sizes_;

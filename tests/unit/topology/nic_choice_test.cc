@@ -89,8 +89,9 @@ TEST(TopologyNicChoice, EquallyFastNicsOfTheSocketAreBothUsed) {
   ASSERT_TRUE(order.ranked);
   EXPECT_EQ(order.distance[0].type, PathType::PHB);
   EXPECT_EQ(order.distance[1].type, PathType::PHB);
-  // Both are 10 Gb/s: equally close, so both are used.
+  // Both are 10 Gb/s: equally close, so both are used, from the local rank's own.
   EXPECT_EQ(order.use.size(), 2u);
+  EXPECT_TRUE(order.startsAtLocalRank);
 }
 
 TEST(TopologyNicChoice, CandidatesTheGraphDoesNotKnow) {
@@ -105,6 +106,7 @@ TEST(TopologyNicChoice, CandidatesTheGraphDoesNotKnow) {
   auto none = named({"wlan0", "wlan1"});
   NicOrder kept = orderNicsByDistance(g, paths, placeRank(g, cpus({0})), none, 1);
   EXPECT_FALSE(kept.ranked);
+  EXPECT_FALSE(kept.startsAtLocalRank);
   EXPECT_EQ(chosen(kept, none), Names({"wlan0", "wlan1"}));
   EXPECT_NE(kept.why.find("none of the 2 device(s)"), std::string::npos) << kept.why;
 }
@@ -135,6 +137,7 @@ TEST(TopologyNicChoice, NamedDevicesAreTakenInTurnByLocalRank) {
   for (int localRank = 0; localRank < 4; ++localRank) {
     NicOrder order = namedNicsInTurn(named2.size(), localRank, "chosen by NCCL_SOCKET_IFNAME=eth0,eth1");
     EXPECT_FALSE(order.ranked);
+    EXPECT_TRUE(order.startsAtLocalRank);
     EXPECT_EQ(order.why, "chosen by NCCL_SOCKET_IFNAME=eth0,eth1");
     EXPECT_EQ(chosen(order, named2), localRank % 2 == 0 ? Names({"eth0", "eth1"}) : Names({"eth1", "eth0"}))
         << "local rank " << localRank;
