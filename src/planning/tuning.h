@@ -32,6 +32,11 @@ struct TuningInputs {
   // every rank of a host acts (the ring's across hosts, Hier's) then waits for turns on
   // the cores, which the model adds to its hops; the tree's chain has one act at a time.
   int ranksPerCore = 1;
+  // Host mode, where a ring of two ranks crosses the network (two hosts, or no shared
+  // memory): its all-reduce exchanges for channel shares up to kExchangeMaxShareBytes
+  // (kernels/algorithms/ring_all_reduce.h), one hop where the ring takes two. (Hier's
+  // cross-host rings of two hosts exchange too; its model does not count on it.)
+  bool exchangeOfTwo = false;
 };
 
 // Predicted time of `func` with `algo` and `proto` on `bytes` (the size of the full

@@ -145,5 +145,34 @@ TEST_F(PlannerFixture, BuffersThatMayLieInWindowsAreLookedUpEveryTime) {
   EXPECT_EQ(lookups, 2);
 }
 
+// Where a ring all-reduce of two crosses the network, host mode marks the work so that its
+// rings of two exchange (ShareGeometry::exchangeOfTwo): two hosts, or no shared memory. Not
+// on one host with shared memory, not for other functions, not in GPU mode.
+TEST(PlannerExchange, RingsOfTwoOverTheNetworkExchangeInHostModeOnly) {
+  float send[256] = {}, recv[256] = {};
+  auto exchangeOf = [&](const RankLayout& layout, int nranks, const DataPathSettings& settings, bool gpu,
+                        CollFunc func) {
+    std::unique_ptr<CollPlanner> planner;
+    EXPECT_TRUE(CollPlanner::create(0, nranks, layout, settings, gpu, &planner).ok());
+    CollTask task = smallAllReduce(send, recv, 256);
+    task.func = func;
+    CollWork work;
+    EXPECT_TRUE(planner->planColl(task, &work).ok());
+    return work.geometry.exchangeOfTwo;
+  };
+  const RankLayout twoHosts = RankLayout::fromHostHashes({7, 9}, 0);
+  const RankLayout oneHost = RankLayout::fromHostHashes({7, 7}, 0);
+  const RankLayout twoByTwo = RankLayout::fromHostHashes({7, 7, 9, 9}, 0);
+  DataPathSettings settings;
+  EXPECT_TRUE(exchangeOf(twoHosts, 2, settings, false, CollFunc::AllReduce));
+  EXPECT_TRUE(exchangeOf(twoByTwo, 4, settings, false, CollFunc::AllReduce));  // Hier's cross rings
+  EXPECT_FALSE(exchangeOf(oneHost, 2, settings, false, CollFunc::AllReduce));
+  EXPECT_FALSE(exchangeOf(twoHosts, 2, settings, false, CollFunc::Broadcast));
+  EXPECT_FALSE(exchangeOf(twoHosts, 2, settings, true, CollFunc::AllReduce));
+  DataPathSettings noShm;
+  noShm.shmDisable = true;
+  EXPECT_TRUE(exchangeOf(oneHost, 2, noShm, false, CollFunc::AllReduce));
+}
+
 }  // namespace
 }  // namespace braid

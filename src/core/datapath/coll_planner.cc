@@ -76,6 +76,10 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
   }
   tuning.nChannels = settings.defaultChannels;
   tuning.ranksPerCore = settings.ranksPerCore;
+  // A ring of two crosses the network with two hosts (Ring of two ranks, Hier's cross-host
+  // rings) or without shared memory: there an exchange saves a hop. Host mode only: the
+  // GPU kernels carry the exchange but have not run it on a GPU.
+  tuning.exchangeOfTwo = !gpuMode && (layout.nNodes == 2 || settings.shmDisable);
   // Direct collectives read every rank's slot in one shared-memory segment: host mode,
   // every rank on one host, shared memory allowed.
   std::string noDirect = gpuMode                    ? "Direct runs in host mode only"
@@ -236,6 +240,7 @@ Status CollPlanner::planColl(const CollTask& task, CollWork* out) {
   w.geometry.nChannels = w.nChannels;
   w.geometry.nranks = nranks;
   w.geometry.pipelineSlices = w.proto == Protocol::Simple;
+  w.geometry.exchangeOfTwo = tuning_.exchangeOfTwo && task.func == CollFunc::AllReduce;
   const bool perRank = task.func == CollFunc::AllGather || task.func == CollFunc::ReduceScatter;
   w.segment = perRank ? w.geometry.extent : 0;
   if (w.algo == Algorithm::Hier) {

@@ -52,6 +52,9 @@ struct Share {
   // Parts of a loop start at multiples of this many elements (16 bytes' worth), so that a
   // GPU team moves whole 16-byte packs wherever the buffers allow it.
   size_t grain = 1;
+  // A ring all-reduce of two ranks is an exchange (ring_all_reduce.h): one hop where the
+  // ring's reduce-scatter and all-gather take two. Set by channelShare.
+  bool exchange = false;
 };
 
 BRAID_HD inline size_t minSize(size_t a, size_t b) { return a < b ? a : b; }

@@ -99,6 +99,11 @@ class Primitives {
 
   BRAID_HD bool failed() const { return failed_; }
   BRAID_HD size_t sliceElems() const { return sliceElems_; }
+  // Reductions take the local input first, then the incoming slots (default: the incoming
+  // slots, then the local input). Two ranks that each reduce the other's input with their
+  // own give bitwise the same result only when both put the same rank's input first
+  // (max(+0, -0) is -0 while max(-0, +0) is +0; NaN payloads follow the first operand).
+  BRAID_HD void reduceLocalFirst(bool localFirst) { localFirst_ = localFirst; }
   // Moves at most maxElems per slice (0: no limit beyond the FIFO step). Every rank of a
   // connection must use the same limit: both sides cut the data the same way.
   BRAID_HD void limitSlice(size_t maxElems) {
@@ -181,13 +186,20 @@ class Primitives {
   BRAID_HD void compute(const T* const* in, int nIn, const T* local, T* const* out, int nOut, size_t count) {
     if (nOut == 0) return;
     if (Recv && local) {
-      // Reduce: incoming slots in order, then the local input (with its pre-op).
+      // Reduce: incoming slots in order, then the local input (with its pre-op); or the
+      // local input first (reduceLocalFirst).
       const T* srcs[kMaxPeers + 1];
       int nSrcs = 0;
+      uint32_t preMask = 0;
+      if (localFirst_) {
+        preMask = Pre ? 1u : 0u;
+        srcs[nSrcs++] = local;
+      }
       for (int i = 0; i < nIn; ++i) srcs[nSrcs++] = in[i];
-      srcs[nSrcs] = local;
-      uint32_t preMask = Pre ? 1u << nSrcs : 0u;
-      ++nSrcs;
+      if (!localFirst_) {
+        preMask = Pre ? 1u << nSrcs : 0u;
+        srcs[nSrcs++] = local;
+      }
       reduceElements(exec_, fn_, out[0], nOut > 1 ? out[1] : nullptr, srcs, nSrcs, preMask, Post, count);
       copyToRest(out, nOut, count);
       return;
@@ -219,6 +231,7 @@ class Primitives {
   int nSend_;
   size_t sliceElems_ = 0;
   bool failed_ = false;
+  bool localFirst_ = false;
 };
 
 }  // namespace braid

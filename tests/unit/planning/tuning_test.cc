@@ -406,6 +406,41 @@ namespace {
 // (one channel, as the planner sets it there) that hands sizes up to 16 KiB to the tree,
 // whose chain has one rank of a host act at a time (it measured twice as fast as Hier
 // there), and leaves larger ones to Hier. With a core per rank nothing changes.
+TEST(Tuning, ARingOfTwoAcrossTheNetworkExchangesSmallShares) {
+  // One rank on each of two hosts (host mode): the ring's all-reduce of two is an exchange
+  // for shares up to kExchangeMaxShareBytes, one network hop instead of two.
+  AlgoProtoPolicy policy;
+  TuningInputs ring = hostModeHosts(2, 1);
+  ring.hierLocalRanks = 0;
+  ring.nChannels = 1;
+  TuningInputs exchange = ring;
+  exchange.exchangeOfTwo = true;
+  for (Protocol proto : {Protocol::LL, Protocol::Simple}) {
+    SCOPED_TRACE(static_cast<int>(proto));
+    const double twoHops = predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, proto, 8, ring);
+    const double oneHop = predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, proto, 8, exchange);
+    EXPECT_LT(oneHop, twoHops);
+    EXPECT_GT(oneHop, twoHops / 2) << "the launch and the bytes stay";
+    // Larger shares keep the ring, and so does everything but the all-reduce.
+    EXPECT_DOUBLE_EQ(predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, proto, kMiB, exchange),
+                     predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, proto, kMiB, ring));
+    EXPECT_DOUBLE_EQ(predictTimeUs(CollFunc::Broadcast, Algorithm::Ring, proto, 8, exchange),
+                     predictTimeUs(CollFunc::Broadcast, Algorithm::Ring, proto, 8, ring));
+  }
+  // Three ranks are a ring whatever the flag says.
+  TuningInputs three = hostModeHosts(3, 1);
+  three.hierLocalRanks = 0;
+  TuningInputs threeExchange = three;
+  threeExchange.exchangeOfTwo = true;
+  EXPECT_DOUBLE_EQ(predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::LL, 8, threeExchange),
+                   predictTimeUs(CollFunc::AllReduce, Algorithm::Ring, Protocol::LL, 8, three));
+  // The tree's two hops lose to the exchange's one at small sizes.
+  for (size_t bytes : {size_t{8}, size_t{1024}, size_t{16384}}) {
+    SCOPED_TRACE(bytes);
+    EXPECT_EQ(chooseAlgorithm(CollFunc::AllReduce, bytes, exchange, policy).algo, Algorithm::Ring);
+  }
+}
+
 TEST(Tuning, HierPaysForRanksThatTakeTurnsOnTheCores) {
   AlgoProtoPolicy policy;
   TuningInputs aCoreEach = hostModeHosts(2, 2);

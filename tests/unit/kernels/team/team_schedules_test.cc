@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -115,8 +116,9 @@ void runAll(const Case& c, const std::function<bool(int, int, TeamExec&)>& step)
   EXPECT_EQ(failures.load(), 0);
 }
 
+// `exchange`: a ring of two exchanges (ShareGeometry::exchangeOfTwo, ring_all_reduce.h).
 template <template <class> class P, typename T, class Fn>
-void ringAllReduceCase(const Case& c, const Fn& fn, bool inPlace) {
+void ringAllReduceCase(const Case& c, const Fn& fn, bool inPlace, bool exchange = false) {
   LinkSizes sizes;
   std::vector<std::unique_ptr<Ring>> rings;
   for (int ch = 0; ch < c.channels; ++ch) rings.push_back(std::make_unique<Ring>(c.nranks, sizes));
@@ -126,6 +128,7 @@ void ringAllReduceCase(const Case& c, const Fn& fn, bool inPlace) {
     recv[static_cast<size_t>(r)] = inPlace ? send[static_cast<size_t>(r)] : std::vector<T>(c.count, fromF<T>(99));
   }
   ShareGeometry g = geometryOf(c, c.count, sizeof(T), sizes);
+  g.exchangeOfTwo = exchange;
   runAll(c, [&](int r, int ch, TeamExec& exec) {
     auto& out = recv[static_cast<size_t>(r)];
     const T* in = inPlace ? out.data() : send[static_cast<size_t>(r)].data();
@@ -277,6 +280,51 @@ void treeAllReduceCase(const Case& c, const Fn& fn) {
   }
 }
 
+// Two ranks exchange: each reduces the other's input with its own, rank 0's operand first
+// on both. Inputs where the operand order shows in the bits: max(+0, -0) is -0 but
+// max(-0, +0) is +0, and a sum of two NaNs carries one of their payloads. Both ranks must
+// hold the same bits; with `exact`, those of fn(rank 0's, rank 1's). (Not for sums: the
+// compiler may swap the operands of an addition, so which NaN a vector loop keeps need not
+// be the scalar one's.)
+template <template <class> class P, class Fn>
+void exchangeOperandOrderCase(const Case& c, const Fn& fn, const std::vector<float>& rank0,
+                              const std::vector<float>& rank1, bool exact) {
+  LinkSizes sizes;
+  Ring ring(2, sizes);
+  const size_t count = c.count;
+  std::vector<std::vector<float>> send(2), recv(2, std::vector<float>(count, 99.0f));
+  for (size_t i = 0; i < count; ++i) {
+    send[0].push_back(rank0[i % rank0.size()]);
+    send[1].push_back(rank1[i % rank1.size()]);
+  }
+  ShareGeometry g = geometryOf(Case{2, c.members, 1, count, c.proto}, count, sizeof(float), sizes);
+  g.exchangeOfTwo = true;
+  ASSERT_TRUE(channelShare(g, 0).exchange);
+  runAll(Case{2, c.members, 1, count, c.proto}, [&](int r, int, TeamExec& exec) {
+    return ringAllReduce<TeamExec, P, float, Fn>(exec, fn, ring.scheduleOf(r), channelShare(g, 0),
+                                                 send[static_cast<size_t>(r)].data(),
+                                                 recv[static_cast<size_t>(r)].data());
+  });
+  for (size_t i = 0; i < count; ++i) {
+    ASSERT_EQ(std::memcmp(&recv[0][i], &recv[1][i], sizeof(float)), 0)
+        << "element " << i << ": rank 0 has " << recv[0][i] << ", rank 1 " << recv[1][i];
+    const float want = fn.postOp(fn(fn.preOp(send[0][i]), fn.preOp(send[1][i])));
+    if (exact) {
+      ASSERT_EQ(std::memcmp(&recv[0][i], &want, sizeof(float)), 0)
+          << "element " << i << ": " << recv[0][i] << ", want " << want;
+    } else {
+      ASSERT_EQ(std::isnan(recv[0][i]), std::isnan(want)) << "element " << i;
+    }
+  }
+}
+
+float nanWithPayload(uint32_t payload) {
+  const uint32_t bits = 0x7fc00000u | payload;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 class TeamSchedules : public ::testing::TestWithParam<Case> {};
 
 #define BRAID_BY_PROTO(call)             \
@@ -333,6 +381,29 @@ TEST_P(TeamSchedules, RingBroadcastFromRank1) {
 
 TEST_P(TeamSchedules, RingAllGather) {
 #define BRAID_CALL(P) ringAllGatherCase<P>(GetParam())
+  BRAID_BY_PROTO(BRAID_CALL);
+#undef BRAID_CALL
+}
+
+TEST_P(TeamSchedules, RingOfTwoExchangesLikeTheRing) {
+  if (GetParam().nranks != 2) GTEST_SKIP() << "an exchange is a ring of two";
+#define BRAID_CALL(P)                                                                                 \
+  ringAllReduceCase<P, float>(GetParam(), FuncSum<float>(), false, true);                             \
+  ringAllReduceCase<P, half>(GetParam(), FuncProd<half>(), true, true);                               \
+  ringAllReduceCase<P, bfloat16>(GetParam(), FuncPreMulSum<bfloat16>(toBfloat16(2.0f)), false, true); \
+  ringAllReduceCase<P, int32_t>(GetParam(), FuncSumPostDiv<int32_t>(uint64_t{2}), true, true)
+  BRAID_BY_PROTO(BRAID_CALL);
+#undef BRAID_CALL
+}
+
+TEST_P(TeamSchedules, RingOfTwoExchangeTakesRankZerosOperandFirstOnBothRanks) {
+  if (GetParam().nranks != 2) GTEST_SKIP() << "an exchange is a ring of two";
+  const std::vector<float> zeros0 = {+0.0f, -0.0f, 1.0f}, zeros1 = {-0.0f, +0.0f, 1.0f};
+  const std::vector<float> nans0 = {nanWithPayload(1), 2.0f}, nans1 = {nanWithPayload(2), nanWithPayload(3)};
+#define BRAID_CALL(P)                                                              \
+  exchangeOperandOrderCase<P>(GetParam(), FuncMax<float>(), zeros0, zeros1, true); \
+  exchangeOperandOrderCase<P>(GetParam(), FuncMin<float>(), zeros0, zeros1, true); \
+  exchangeOperandOrderCase<P>(GetParam(), FuncSum<float>(), nans0, nans1, false)
   BRAID_BY_PROTO(BRAID_CALL);
 #undef BRAID_CALL
 }
