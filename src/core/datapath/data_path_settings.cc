@@ -121,12 +121,6 @@ int readP2pLevel(const EnvSource& env) {
 constexpr int kGpuDefaultChannels = 8;
 constexpr int kMaxHostDefaultChannels = 4;
 
-// The spin before a wait yields: long while every rank has a core of its own; none when
-// ranks outnumber the cores, where the rank waited for is as likely as not to need this
-// core (4 and 8 ranks on 2 cores: 8-byte all-reduces about a third faster without a spin
-// than with 1 us of it; performance.md).
-int64_t spinNsFor(int cores, int ranks) { return cores >= ranks ? 20000 : 0; }
-
 // Ranks per core, rounded up: how many take turns on each.
 int ranksPerCoreOf(int cores, int ranks) { return std::max(1, (ranks + std::max(1, cores) - 1) / std::max(1, cores)); }
 
@@ -154,7 +148,12 @@ CpuSharing sharingOf(Bootstrap& bootstrap, const std::vector<SettingsWire>& all,
 void applyCpuSharing(Bootstrap& bootstrap, const std::vector<SettingsWire>& all, DataPathSettings* s) {
   const CpuSharing mine = sharingOf(bootstrap, all, bootstrap.rank());
   const CpuSharing first = bootstrap.rank() == 0 ? mine : sharingOf(bootstrap, all, 0);
-  if (mine.cpus > 0 && s->spinNsSetting < 0) s->spinNs = spinNsFor(mine.cpus, mine.ranks);
+  const auto& peers = bootstrap.peers();
+  bool acrossHosts = false;
+  for (const auto& peer : peers) acrossHosts |= peer.hostHash != peers.front().hostHash;
+  if (mine.cpus > 0 && s->spinNsSetting < 0) {
+    s->spinNs = defaultSpinNs(mine.cpus, mine.ranks, acrossHosts && !s->gpuMode);
+  }
   if (!s->gpuMode && first.cpus > 0) {
     s->defaultChannels = hostChannelsFor(first.cpus, first.ranks, *s);
     s->ranksPerCore = ranksPerCoreOf(first.cpus, first.ranks);
@@ -170,6 +169,17 @@ void applyCpuSharing(Bootstrap& bootstrap, const std::vector<SettingsWire>& all,
 }
 
 }  // namespace
+
+// None where the threads outnumber the cores: the one waited for is as likely as not to
+// need this core (4 and 8 ranks on 2 cores: 8-byte all-reduces about a third faster without
+// a spin than with 1 us of it). Across hosts the proxy threads count: with one rank on each
+// of two namespace hosts of a 2-core machine, the scheduler put both ranks on one core (and
+// both proxies on the other) in about half the runs, where a 20 us spin made 1 KiB take
+// 71-78 us instead of 22-25, and 1 MiB 1.9-2.3 ms against 1.1-1.3 without (performance.md).
+int64_t defaultSpinNs(int cores, int ranks, bool network) {
+  const int threads = ranks * (network ? 2 : 1);
+  return cores >= threads ? 20000 : 0;
+}
 
 DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, bool gpuMode) {
   const EnvSource& env = EnvSource::process();
@@ -209,7 +219,7 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, 
   // refines this by the ranks that share the machine's CPUs).
   s.spinNsSetting = spin;
   s.gpuMode = gpuMode;
-  s.spinNs = spin >= 0 ? spin : spinNsFor(static_cast<int>(cores), localRanks);
+  s.spinNs = spin >= 0 ? spin : defaultSpinNs(static_cast<int>(cores), localRanks, false);
   return s;
 }
 
