@@ -52,6 +52,7 @@ DataPathSettings readDataPathSettings(const CommConfig& config, int localRanks, 
 // Across hosts (`network`: host mode, the job spans hosts) each rank also has a network
 // proxy thread that stays runnable through every operation, so a rank needs two cores.
 int64_t defaultSpinNs(int cores, int ranks, bool network);
+
 // Makes them the same on all ranks (rank 0's), warning about differences. Each rank also
 // tells the others its machine (boot id) and CPUs, and the defaults that depend on cores
 // per rank (the spin before a wait yields, host mode's channel count) follow the ranks that

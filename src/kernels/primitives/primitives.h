@@ -189,18 +189,10 @@ class Primitives {
       // Reduce: incoming slots in order, then the local input (with its pre-op); or the
       // local input first (reduceLocalFirst).
       const T* srcs[kMaxPeers + 1];
-      int nSrcs = 0;
-      uint32_t preMask = 0;
-      if (localFirst_) {
-        preMask = Pre ? 1u : 0u;
-        srcs[nSrcs++] = local;
-      }
-      for (int i = 0; i < nIn; ++i) srcs[nSrcs++] = in[i];
-      if (!localFirst_) {
-        preMask = Pre ? 1u << nSrcs : 0u;
-        srcs[nSrcs++] = local;
-      }
-      reduceElements(exec_, fn_, out[0], nOut > 1 ? out[1] : nullptr, srcs, nSrcs, preMask, Post, count);
+      const int localAt = localFirst_ ? 0 : nIn;
+      for (int i = 0, k = 0; i <= nIn; ++i) srcs[i] = i == localAt ? local : in[k++];
+      const uint32_t preMask = Pre ? 1u << localAt : 0u;
+      reduceElements(exec_, fn_, out[0], nOut > 1 ? out[1] : nullptr, srcs, nIn + 1, preMask, Post, count);
       copyToRest(out, nOut, count);
       return;
     }
