@@ -47,7 +47,9 @@ if [ -d nccl-tests ]; then
       timeout 90 env LD_LIBRARY_PATH="$dir" NCCL_DEBUG=WARN "$prog" -b 8 -e 128M -f 8 -g 1 -c 1 -w 5 -n 20 \
         >"$logs/nccltests-$name-$lib.log" 2>&1
       rc=$?
-      wrong=$(awk '$1 ~ /^[0-9]+$/ && ($9 + 0 != 0 || $13 != "N/A" && $13 + 0 != 0) {n++} END {print n+0}' \
+      # The #wrong columns counted from the end of the row: hypercube_perf has no redop
+      # column, so counting from the start read a time as a count of wrong values.
+      wrong=$(awk '$1 ~ /^[0-9]+$/ && ($(NF-4) + 0 != 0 || $NF != "N/A" && $NF + 0 != 0) {n++} END {print n+0}' \
         "$logs/nccltests-$name-$lib.log")
       echo "=== nccl-tests $name on $lib: rc=$rc, sizes with wrong results: $wrong"
       grep -E '^ +(8|32768|134217728) |Avg bus|Out of bounds|NCCL WARN|error|Error' "$logs/nccltests-$name-$lib.log" | head -8
@@ -62,7 +64,7 @@ if [ -d nccl-tests ]; then
     timeout 120 env LD_LIBRARY_PATH="$work/lib" NCCL_DEBUG=WARN nccl-tests/all_reduce_perf -b 8 -e 1M -f 128 -g 1 \
       -c 1 -w 1 -n 2 $extra >"$logs/allreduce-${extra//[ -]/}.log" 2>&1
     rc=$?
-    wrong=$(awk '$1 ~ /^[0-9]+$/ && ($9 + 0 != 0 || $13 + 0 != 0) {n++} END {print n+0}' \
+    wrong=$(awk '$1 ~ /^[0-9]+$/ && ($(NF-4) + 0 != 0 || $NF + 0 != 0) {n++} END {print n+0}' \
       "$logs/allreduce-${extra//[ -]/}.log")
     rows=$(grep -cE '^ +[0-9]+ ' "$logs/allreduce-${extra//[ -]/}.log")
     echo "rc=$rc, rows $rows, rows with wrong results: $wrong"
