@@ -21,7 +21,8 @@ set(_braid_narrow_simd_sources
   ${CMAKE_CURRENT_LIST_DIR}/reduce/narrow_simd_avx2.cc
   ${CMAKE_CURRENT_LIST_DIR}/reduce/narrow_simd_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/reduce/narrow_simd_avx512_bf16.cc
-  ${CMAKE_CURRENT_LIST_DIR}/reduce/narrow_simd_avx512_vbmi.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/reduce/narrow_simd_avx512_vbmi.cc
+  ${CMAKE_CURRENT_LIST_DIR}/reduce/narrow_simd_avx512_fp16.cc)
 list(APPEND BRAID_SOURCES kernels/reduce/narrow_simd.cc ${_braid_narrow_simd_sources})
 set_source_files_properties(${_braid_narrow_simd_sources} PROPERTIES
   SKIP_UNITY_BUILD_INCLUSION ON

@@ -51,7 +51,8 @@ const CpuFeatures& cpuFeatures() {
 SimdLevel supportedSimdLevel(const CpuFeatures& f) {
   if (f.avx512f && f.avx512bw && f.avx512vl && f.f16c) {
     if (!f.avx512bf16) return SimdLevel::kAvx512;
-    return f.avx512vbmi ? SimdLevel::kAvx512Vbmi : SimdLevel::kAvx512Bf16;
+    if (!f.avx512vbmi) return SimdLevel::kAvx512Bf16;
+    return f.avx512fp16 ? SimdLevel::kAvx512Fp16 : SimdLevel::kAvx512Vbmi;
   }
   if (f.avx2 && f.f16c) return SimdLevel::kAvx2;
   return SimdLevel::kNone;
@@ -69,6 +70,8 @@ const char* simdLevelName(SimdLevel level) {
       return "avx512_bf16";
     case SimdLevel::kAvx512Vbmi:
       return "avx512_vbmi";
+    case SimdLevel::kAvx512Fp16:
+      return "avx512_fp16";
   }
   return "unknown";
 }
@@ -98,8 +101,8 @@ bool parseSimdLevel(const std::string& text, SimdLevel* level, bool* isAuto) {
     *isAuto = true;
     return true;
   }
-  for (SimdLevel candidate :
-       {SimdLevel::kNone, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16, SimdLevel::kAvx512Vbmi}) {
+  for (SimdLevel candidate : {SimdLevel::kNone, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16,
+                              SimdLevel::kAvx512Vbmi, SimdLevel::kAvx512Fp16}) {
     if (equalsIgnoreCase(word, simdLevelName(candidate))) {
       *level = candidate;
       return true;
@@ -117,8 +120,8 @@ SimdLevel configuredSimdLevel() {
   if (!parseSimdLevel(text, &wanted, &isAuto)) {
     if (firstReport("invalid " + text)) {
       BRAID_WARN(
-          "BRAID_SIMD=%s is not one of auto, avx512_vbmi, avx512_bf16, avx512, avx2, none; using auto (%s on this "
-          "CPU)",
+          "BRAID_SIMD=%s is not one of auto, avx512_fp16, avx512_vbmi, avx512_bf16, avx512, avx2, none; using auto "
+          "(%s on this CPU)",
           text.c_str(), simdLevelName(supported));
     }
     return supported;

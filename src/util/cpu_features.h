@@ -26,6 +26,7 @@ enum class SimdLevel : int {
   kAvx512 = 2,      // AVX-512 F/BW/VL + F16C, 16 floats per vector, masked tails
   kAvx512Bf16 = 3,  // the same + AVX-512 BF16 (its float -> bfloat16 conversion, bfloat16 dot products)
   kAvx512Vbmi = 4,  // the same + AVX-512 VBMI (byte permutes: fp8 through lookup tables)
+  kAvx512Fp16 = 5,  // the same + AVX-512 FP16 (half arithmetic: fp8 sums in half)
 };
 
 // The running CPU's features, as the OS lets them be used (AVX-512 state enabled).
@@ -35,7 +36,7 @@ const CpuFeatures& cpuFeatures();
 // The highest level `features` support.
 SimdLevel supportedSimdLevel(const CpuFeatures& features);
 
-// "none", "avx2", "avx512", "avx512_bf16", "avx512_vbmi".
+// "none", "avx2", "avx512", "avx512_bf16", "avx512_vbmi", "avx512_fp16".
 const char* simdLevelName(SimdLevel level);
 
 // "f16c avx2 avx512f ..." (the features present), for log lines; "none" when none.

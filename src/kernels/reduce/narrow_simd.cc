@@ -43,6 +43,8 @@ const KernelTable* currentTable() {
 const KernelTable* tableFor(SimdLevel level) {
   if (static_cast<int>(level) > static_cast<int>(supportedSimdLevel(cpuFeatures()))) return nullptr;
   switch (level) {
+    case SimdLevel::kAvx512Fp16:
+      return avx512Fp16Table();
     case SimdLevel::kAvx512Vbmi:
       return avx512VbmiTable();
     case SimdLevel::kAvx512Bf16:

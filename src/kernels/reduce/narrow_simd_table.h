@@ -15,6 +15,7 @@ struct KernelTable {
 // Each level's table; null where this build has no such code (another architecture).
 // Calling a kernel on a CPU below its level is an illegal instruction: go through
 // tableFor or useLevel.
+const KernelTable* avx512Fp16Table();
 const KernelTable* avx512VbmiTable();
 const KernelTable* avx512Bf16Table();
 const KernelTable* avx512Table();

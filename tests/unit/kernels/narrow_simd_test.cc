@@ -81,7 +81,8 @@ bool isNan(T x) {
 // The levels with vector code on this CPU and in this build.
 std::vector<SimdLevel> vectorLevels() {
   std::vector<SimdLevel> levels;
-  for (SimdLevel level : {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16, SimdLevel::kAvx512Vbmi}) {
+  for (SimdLevel level :
+       {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16, SimdLevel::kAvx512Vbmi, SimdLevel::kAvx512Fp16}) {
     if (narrow_simd::tableFor(level) != nullptr) levels.push_back(level);
   }
   return levels;
@@ -437,6 +438,10 @@ TEST(NarrowSimdEnv, LevelsAreCappedAndUnknownWordsMeanAuto) {
   }
   {
     SimdEnvScope env("avx512_vbmi");
+    EXPECT_EQ(narrow_simd::activeLevel(), supported >= SimdLevel::kAvx512Vbmi ? SimdLevel::kAvx512Vbmi : supported);
+  }
+  {
+    SimdEnvScope env("avx512_fp16");
     EXPECT_EQ(narrow_simd::activeLevel(), supported);
   }
   {
@@ -470,16 +475,23 @@ TEST(NarrowSimdEnv, LevelsFollowTheFeatures) {
   EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512);
   f.avx512bf16 = true;
   EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Vbmi);
+  f.avx512fp16 = true;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Fp16);
   f.avx512vbmi = false;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Bf16);  // FP16 without VBMI: no level of its own
+  f.avx512fp16 = false;
   EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Bf16);
   f.f16c = false;
   EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kNone);
   EXPECT_STREQ(simdLevelName(SimdLevel::kAvx512Vbmi), "avx512_vbmi");
+  EXPECT_STREQ(simdLevelName(SimdLevel::kAvx512Fp16), "avx512_fp16");
   SimdLevel level = SimdLevel::kNone;
   bool isAuto = true;
   EXPECT_TRUE(parseSimdLevel("AVX512_VBMI", &level, &isAuto));
   EXPECT_FALSE(isAuto);
   EXPECT_EQ(level, SimdLevel::kAvx512Vbmi);
+  EXPECT_TRUE(parseSimdLevel("avx512_fp16", &level, &isAuto));
+  EXPECT_EQ(level, SimdLevel::kAvx512Fp16);
 }
 
 // What the CPU reports is consistent with the levels offered.
@@ -491,7 +503,8 @@ TEST(NarrowSimdEnv, TablesExistExactlyForSupportedLevels) {
   EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx2) != nullptr, supported >= SimdLevel::kAvx2);
   EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx512) != nullptr, supported >= SimdLevel::kAvx512);
   EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx512Bf16) != nullptr, supported >= SimdLevel::kAvx512Bf16);
-  EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx512Vbmi) != nullptr, supported == SimdLevel::kAvx512Vbmi);
+  EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx512Vbmi) != nullptr, supported >= SimdLevel::kAvx512Vbmi);
+  EXPECT_EQ(narrow_simd::tableFor(SimdLevel::kAvx512Fp16) != nullptr, supported == SimdLevel::kAvx512Fp16);
 #endif
   std::printf("CPU features: %s; vector level: %s\n", describeCpuFeatures(f).c_str(), simdLevelName(supported));
 }
