@@ -8,8 +8,13 @@
 # single-thread memcpy rate measured in the same run (what a copy of one buffer costs).
 # Braid's in-place figures get a column of their own (MPI_IN_PLACE is not timed).
 #   scripts/compare-mpi.sh [RANKS=2] [MINBYTES=8] [MAXBYTES=256M] [REPEAT=3]
-# BRAID_COMPARE_ITERS (default 20) and BRAID_COMPARE_WARMUP (default 2) set the iterations of
-# every size for all three. BRAID_COMPARE_FLAGS adds flags to all_reduce_perf: "-R 2" makes its buffers windows
+# Iterations per size, for all three: BRAID_COMPARE_SMALL_ITERS (default 20000; Gloo, whose
+# small all-reduce takes 200-400 us, at most 500) below 64 KiB, BRAID_COMPARE_MID_ITERS
+# (default 200) below 4 MiB, each after 100 warm-up iterations; BRAID_COMPARE_ITERS (default
+# 20) after BRAID_COMPARE_WARMUP (default 2) from 4 MiB. A size must run for tens of
+# milliseconds, longer than the scheduler's slices, or a busy machine's measurement is
+# whichever slice it happened to fit in (20 iterations of an 8-byte all-reduce took 0.45 us
+# with a competitor on the machine, Open MPI's steady rate there being 0.92). BRAID_COMPARE_FLAGS adds flags to all_reduce_perf: "-R 2" makes its buffers windows
 # (ncclMemAlloc memory registered with ncclCommWindowRegister: single-copy collectives).
 # Gloo is left out (with a note) when the venv has no torch (bash scripts/python-venv.sh) or
 # BRAID_COMPARE_GLOO=0 (its 8-byte all-reduce takes 400 us: long runs of small sizes).
@@ -23,6 +28,9 @@ maxb=$(bytes "${3:-256M}")
 repeat=${4:-3}
 iters=${BRAID_COMPARE_ITERS:-20}
 warmup=${BRAID_COMPARE_WARMUP:-2}
+small_iters=${BRAID_COMPARE_SMALL_ITERS:-20000}
+mid_iters=${BRAID_COMPARE_MID_ITERS:-200}
+gloo_small_iters=$((small_iters < 500 ? small_iters : 500))
 ensure_mpicc
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -33,16 +41,41 @@ mpicc -O2 "$root/bench/compare/mpi_all_reduce.c" -o "$work/mpi_all_reduce"
 find_gloo
 mpirun_flags=(--oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun_flags+=(--allow-run-as-root)
-for _ in $(seq "$repeat"); do
-  mpirun "${mpirun_flags[@]}" -np "$ranks" "$work/mpi_all_reduce" "$minb" "$maxb" "$iters" "$warmup" >> "$work/mpi.txt"
-  if [ "$gloo" = 1 ]; then
-    OMP_NUM_THREADS=1 "$venv_python" -m torch.distributed.run --standalone --nproc_per_node "$ranks" \
-      "$root/bench/compare/gloo_all_reduce.py" "$minb" "$maxb" "$iters" "$warmup" 2>/dev/null >> "$work/gloo.txt"
+# The sizes (MIN, 4 MIN, ...) in three ranges, each run by every program: below 64 KiB,
+# below 4 MiB, and from there. Each range: first size, last size, iterations, warm-up,
+# Gloo's iterations.
+ranges=()
+lo=$minb
+for bound in 65536 $((4 << 20)) 0; do
+  [ "$lo" -le "$maxb" ] || break
+  hi=$lo
+  if [ "$bound" -eq 0 ]; then
+    while [ $((hi * 4)) -le "$maxb" ]; do hi=$((hi * 4)); done
+    ranges+=("$lo $hi $iters $warmup $iters")
+  else
+    [ "$lo" -lt "$bound" ] || continue
+    while [ $((hi * 4)) -lt "$bound" ] && [ $((hi * 4)) -le "$maxb" ]; do hi=$((hi * 4)); done
+    if [ "$bound" -eq 65536 ]; then
+      ranges+=("$lo $hi $small_iters 100 $gloo_small_iters")
+    else
+      ranges+=("$lo $hi $mid_iters 100 $mid_iters")
+    fi
   fi
-  # shellcheck disable=SC2086  # BRAID_COMPARE_FLAGS holds several flags
-  "$root/build/tools/braidrun/braidrun" -n "$ranks" --no-prefix "$root/build/bench/all_reduce_perf" \
-    -b "$minb" -e "$maxb" -f 4 -n "$iters" -w "$warmup" -c 0 ${BRAID_COMPARE_FLAGS:-} |
-    awk -v ip="$work/braid-ip.txt" '/^ +[0-9]/ {print $1, $6, $8; print $1, $10, $12 >> ip}' >> "$work/braid.txt"
+  lo=$((hi * 4))
+done
+for _ in $(seq "$repeat"); do
+  for range in "${ranges[@]}"; do
+    read -r lo hi n w gloo_n <<< "$range"
+    mpirun "${mpirun_flags[@]}" -np "$ranks" "$work/mpi_all_reduce" "$lo" "$hi" "$n" "$w" >> "$work/mpi.txt"
+    if [ "$gloo" = 1 ]; then
+      OMP_NUM_THREADS=1 "$venv_python" -m torch.distributed.run --standalone --nproc_per_node "$ranks" \
+        "$root/bench/compare/gloo_all_reduce.py" "$lo" "$hi" "$gloo_n" "$w" 2>/dev/null >> "$work/gloo.txt"
+    fi
+    # shellcheck disable=SC2086  # BRAID_COMPARE_FLAGS holds several flags
+    "$root/build/tools/braidrun/braidrun" -n "$ranks" --no-prefix "$root/build/bench/all_reduce_perf" \
+      -b "$lo" -e "$hi" -f 4 -n "$n" -w "$w" -c 0 ${BRAID_COMPARE_FLAGS:-} |
+      awk -v ip="$work/braid-ip.txt" '/^ +[0-9]/ {print $1, $6, $8; print $1, $10, $12 >> ip}' >> "$work/braid.txt"
+  done
 done
 [ -z "${BRAID_COMPARE_FLAGS:-}" ] || echo "# all_reduce_perf flags added: $BRAID_COMPARE_FLAGS"
 # Single-thread memcpy of the largest size (GB/s), on the same machine in the same run.
@@ -50,7 +83,7 @@ memcpy_gbs=$("$root/build/bench/micro/braid_micro_bench" --benchmark_filter="^me
   --benchmark_format=csv 2>/dev/null |
   awk -F, '/^name,/ { for (i = 1; i <= NF; i++) if ($i == "bytes_per_second") col = i } /memcpy/ && col { v = $col } END { print v }' ||
   true)  # no memcpy benchmark of that size: the line is left out
-echo "# $ranks ranks, float sum all-reduce, best of $repeat runs each ($iters iterations after $warmup); time (us) below 64 KiB, busbw (GB/s) from 64 KiB"
+echo "# $ranks ranks, float sum all-reduce, best of $repeat runs each (iterations: $small_iters below 64 KiB, Gloo $gloo_small_iters; $mid_iters below 4 MiB; $iters from there); time (us) below 64 KiB, busbw (GB/s) from 64 KiB"
 echo "# ratio: Braid's speed / theirs (> 1: Braid faster)"
 [ "$gloo" = 1 ] || : > "$work/gloo.txt"
 # Each file: bytes time busbw. Keep the best: the smallest time, the largest busbw.
