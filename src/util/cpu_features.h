@@ -26,7 +26,7 @@ enum class SimdLevel : int {
   kAvx512 = 2,      // AVX-512 F/BW/VL + F16C, 16 floats per vector, masked tails
   kAvx512Bf16 = 3,  // the same + AVX-512 BF16 (its float -> bfloat16 conversion, bfloat16 dot products)
   kAvx512Vbmi = 4,  // the same + AVX-512 VBMI (byte permutes: fp8 through lookup tables)
-  kAvx512Fp16 = 5,  // the same + AVX-512 FP16 (half arithmetic: fp8 sums in half)
+  kAvx512Fp16 = 5,  // the same + AVX-512 FP16 (half arithmetic: half and fp8 sums in half)
 };
 
 // The running CPU's features, as the OS lets them be used (AVX-512 state enabled).
