@@ -46,23 +46,17 @@ mpirun_flags=(--oversubscribe)
 # Gloo's iterations.
 ranges=()
 lo=$minb
-for bound in 65536 $((4 << 20)) 0; do
-  [ "$lo" -le "$maxb" ] || break
+while read -r bound n w gloo_n; do
+  { [ "$lo" -le "$maxb" ] && [ "$lo" -lt "$bound" ]; } || continue
   hi=$lo
-  if [ "$bound" -eq 0 ]; then
-    while [ $((hi * 4)) -le "$maxb" ]; do hi=$((hi * 4)); done
-    ranges+=("$lo $hi $iters $warmup $iters")
-  else
-    [ "$lo" -lt "$bound" ] || continue
-    while [ $((hi * 4)) -lt "$bound" ] && [ $((hi * 4)) -le "$maxb" ]; do hi=$((hi * 4)); done
-    if [ "$bound" -eq 65536 ]; then
-      ranges+=("$lo $hi $small_iters 100 $gloo_small_iters")
-    else
-      ranges+=("$lo $hi $mid_iters 100 $mid_iters")
-    fi
-  fi
+  while [ $((hi * 4)) -lt "$bound" ] && [ $((hi * 4)) -le "$maxb" ]; do hi=$((hi * 4)); done
+  ranges+=("$lo $hi $n $w $gloo_n")
   lo=$((hi * 4))
-done
+done <<RANGES
+65536 $small_iters 100 $gloo_small_iters
+$((4 << 20)) $mid_iters 100 $mid_iters
+$((maxb + 1)) $iters $warmup $iters
+RANGES
 for _ in $(seq "$repeat"); do
   for range in "${ranges[@]}"; do
     read -r lo hi n w gloo_n <<< "$range"

@@ -28,8 +28,10 @@ int main(int argc, char** argv) {
     double perIteration = warmup > 0 ? (MPI_Wtime() - warmStart) / warmup : 0.0;
     MPI_Allreduce(MPI_IN_PLACE, &perIteration, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     int timed = iters;
-    if (perIteration > 0 && timed * perIteration > 1.0)
-      timed = (int)(1.0 / perIteration) > 10 ? (int)(1.0 / perIteration) : 10;
+    if (perIteration > 0 && iters * perIteration > 1.0) {
+      int inASecond = (int)(1.0 / perIteration);
+      timed = inASecond > 10 ? inASecond : 10;
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     double start = MPI_Wtime();
     for (int i = 0; i < timed; i++) MPI_Allreduce(in, out, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);

@@ -45,9 +45,7 @@
 namespace braid::narrow_simd::avx512_fp16 {
 namespace {
 
-using avx512_vbmi::kAOrBAndC;
 using avx512_vbmi::load64;
-using avx512_vbmi::splat8;
 
 // Per E4M3 magnitude: the low and the high byte of its half scaled by 2^-8.
 struct alignas(64) ScaledHalfTables {
@@ -83,6 +81,16 @@ constexpr avx512_vbmi::HalfPositions makeUnpackedPositions() {
 
 constexpr avx512_vbmi::HalfPositions kUnpackedPositions = makeUnpackedPositions();
 
+// Half arithmetic on 32 lanes, rounding to nearest even as written in the instruction.
+BRAID_AVX512_FP16_INLINE __m512i addHalves(__m512i a, __m512i b) {
+  return _mm512_castph_si512(_mm512_add_round_ph(_mm512_castsi512_ph(a), _mm512_castsi512_ph(b),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+BRAID_AVX512_FP16_INLINE __m512i multiplyHalves(__m512i a, __m512i b) {
+  return _mm512_castph_si512(_mm512_mul_round_ph(_mm512_castsi512_ph(a), _mm512_castsi512_ph(b),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
 template <class T>
 struct Fp8HalfCodec : avx512_vbmi::Fp8Codec<T> {
   using Bits = __m512i;
@@ -94,18 +102,8 @@ struct Fp8HalfCodec : avx512_vbmi::Fp8Codec<T> {
       upper = _mm512_unpackhi_epi8(_mm512_setzero_si512(), x);
     } else {
       static_assert(std::is_same_v<T, fp8e4m3>);
-      const __m512i high = _mm512_ternarylogic_epi32(
-          _mm512_permutex2var_epi8(load64(kE4m3Halves.high), x, load64(kE4m3Halves.high + 64)), x, splat8(0x80),
-          kAOrBAndC);
-      const __m512i low = _mm512_permutex2var_epi8(load64(kE4m3Halves.low), x, load64(kE4m3Halves.low + 64));
-      lower = _mm512_unpacklo_epi8(low, high);
-      upper = _mm512_unpackhi_epi8(low, high);
+      avx512_vbmi::widenByLookup(x, kE4m3Halves.low, kE4m3Halves.high, lower, upper);
     }
-  }
-
-  static BRAID_AVX512_FP16_INLINE __m512i addHalves(__m512i a, __m512i b) {
-    return _mm512_castph_si512(_mm512_add_round_ph(_mm512_castsi512_ph(a), _mm512_castsi512_ph(b),
-                                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
 
   static BRAID_AVX512_FP16_INLINE Bits sum(Bits a, Bits b) {
@@ -130,14 +128,8 @@ struct HalfCodec {
   static BRAID_AVX512_FP16_INLINE void storeN(half* p, Bits v, size_t n) {
     _mm512_mask_storeu_epi16(p, avx512::firstLanes32(n), v);
   }
-  static BRAID_AVX512_FP16_INLINE Bits sum(Bits a, Bits b) {
-    return _mm512_castph_si512(_mm512_add_round_ph(_mm512_castsi512_ph(a), _mm512_castsi512_ph(b),
-                                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  }
-  static BRAID_AVX512_FP16_INLINE Bits product(Bits a, Bits b) {
-    return _mm512_castph_si512(_mm512_mul_round_ph(_mm512_castsi512_ph(a), _mm512_castsi512_ph(b),
-                                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  }
+  static BRAID_AVX512_FP16_INLINE Bits sum(Bits a, Bits b) { return addHalves(a, b); }
+  static BRAID_AVX512_FP16_INLINE Bits product(Bits a, Bits b) { return multiplyHalves(a, b); }
   // x * scalar, the scalar as the call gives it (half's bits in the low 16).
   class PreOp {
    public:

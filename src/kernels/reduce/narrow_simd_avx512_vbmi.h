@@ -139,6 +139,19 @@ constexpr Iota kIota = makeIota();
 BRAID_AVX512_VBMI_INLINE __m512i load64(const uint8_t* p) { return _mm512_load_si512(p); }
 BRAID_AVX512_VBMI_INLINE __m512i splat8(uint8_t x) { return _mm512_set1_epi8(static_cast<char>(x)); }
 
+// 64 fp8 elements to two 16-bit values each, looked up by magnitude (vpermi2b indexes the
+// 128 entries of each table with an element's low 7 bits): the low byte from `low`, the
+// high byte from `high` with the element's sign ORed in. Unpacked within 128-bit lanes:
+// `lower` holds elements 0-7 of each lane, `upper` elements 8-15.
+BRAID_AVX512_VBMI_INLINE void widenByLookup(__m512i x, const uint8_t* low, const uint8_t* high, __m512i& lower,
+                                            __m512i& upper) {
+  const __m512i highBytes = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(load64(high), x, load64(high + 64)), x,
+                                                      splat8(0x80), kAOrBAndC);
+  const __m512i lowBytes = _mm512_permutex2var_epi8(load64(low), x, load64(low + 64));
+  lower = _mm512_unpacklo_epi8(lowBytes, highBytes);
+  upper = _mm512_unpackhi_epi8(lowBytes, highBytes);
+}
+
 // fp8 sum, product and pre-op on 64 elements; max and min from avx512::Fp8Order.
 template <class T>
 struct Fp8Codec : avx512::Fp8Order<T> {
@@ -151,11 +164,7 @@ struct Fp8Codec : avx512::Fp8Order<T> {
 
   static BRAID_AVX512_VBMI_INLINE void widenInterleaved(__m512i x, __m512i& lower, __m512i& upper) {
     const MagnitudeTables& t = magnitudeTables<T>();
-    const __m512i high = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(load64(t.high), x, load64(t.high + 64)), x,
-                                                   splat8(0x80), kAOrBAndC);
-    const __m512i low = _mm512_permutex2var_epi8(load64(t.low), x, load64(t.low + 64));
-    lower = _mm512_unpacklo_epi8(low, high);
-    upper = _mm512_unpackhi_epi8(low, high);
+    widenByLookup(x, t.low, t.high, lower, upper);
   }
 
   static BRAID_AVX512_VBMI_INLINE Pairs pairs(Bits a, Bits b) {
