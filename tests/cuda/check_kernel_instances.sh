@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that every CUDA kernel GPU mode can ask for was really instantiated: for each
 # generated collective_kernels_<type>.cu.o, every schedule x reduction x protocol
-# (SumPostDiv for integer types only) and the type's one-rank kernels; the four
+# (SumPostDiv for integer types only; Hier's for sum, prod, max and min only, and no
+# more) and the type's one-rank kernels; the four
 # byte-moving data kernels and the two point-to-point kernels. The evidence is the
 # host-side launch stub nvcc emits per kernel: a kernel without one cannot be launched.
 # (This toolkit has no cuobjdump; nm reads the host stubs.)
@@ -13,6 +14,8 @@ nm_tool=$1 types=$2
 shift 2
 
 schedules=4            # DeviceSchedule: RingAllReduce, TreeAllReduce, RingReduceScatter, RingReduce
+hier_schedule=4        # DeviceSchedule::HierAllReduce: Sum, Prod, Max and Min only
+hier_ops=(0 1 2 3)
 float_ops=(0 1 2 3 4)  # RedOpKind: Sum, Prod, Max, Min, PreMulSum
 int_ops=(0 1 2 3 4 5)  # ... and SumPostDiv (integer average)
 protocols=(LlProtocol SimpleProtocol)
@@ -20,14 +23,17 @@ protocols=(LlProtocol SimpleProtocol)
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-expected_for() {  # the sorted list of "schedule op protocol" a type's object must hold
+expected_for() {  # every "schedule op protocol" a type's object must hold (unsorted)
   local -a ops
   if [[ $1 == *int* ]]; then ops=("${int_ops[@]}"); else ops=("${float_ops[@]}"); fi
   for ((s = 0; s < schedules; ++s)); do
     for o in "${ops[@]}"; do
       for p in "${protocols[@]}"; do echo "$s $o $p"; done
     done
-  done | sort
+  done
+  for o in "${hier_ops[@]}"; do
+    for p in "${protocols[@]}"; do echo "$hier_schedule $o $p"; done
+  done
 }
 
 found_in() {  # "schedule op protocol" of every collectiveKernel launch stub in an object
@@ -54,7 +60,9 @@ for t in "${type_list[@]}"; do
   found=$(found_in "$object")
   cxx_types=$(cut -d'|' -f2 <<<"$found" | sort -u)
   if [[ $(wc -l <<<"$cxx_types") -ne 1 ]]; then fail "$t: kernels for several element types: $cxx_types"; fi
-  missing=$(comm -23 <(expected_for "$t") <(cut -d'|' -f1 <<<"$found" | sort -u))
+  missing=$(comm -23 <(expected_for "$t" | sort) <(cut -d'|' -f1 <<<"$found" | sort -u))
+  extra=$(comm -13 <(expected_for "$t" | sort) <(cut -d'|' -f1 <<<"$found" | sort -u))
+  if [[ -n $extra ]]; then fail "$t ($cxx_types): unexpected schedule/op/protocol: $(tr '\n' ',' <<<"$extra")"; fi
   if [[ -n $missing ]]; then fail "$t ($cxx_types): missing schedule/op/protocol: $(tr '\n' ',' <<<"$missing")"; fi
   # One-rank kernels: PreMulSum for every type, SumPostDiv for the integers.
   local_ops=$("$nm_tool" -C "$object" | sed -n 's/.* [tT] void braid::localKernel<.*, (braid::RedOpKind)\([0-9]\)>(braid::DeviceLocalArgs)$/\1/p' | sort -u | tr '\n' ' ')

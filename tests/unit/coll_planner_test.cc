@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "core/datapath/coll_planner.h"
 #include "planning/alg_selection.h"
@@ -172,6 +173,39 @@ TEST(PlannerExchange, RingsOfTwoOverTheNetworkExchangeInHostModeOnly) {
   DataPathSettings noShm;
   noShm.shmDisable = true;
   EXPECT_TRUE(exchangeOf(oneHost, 2, noShm, false, CollFunc::AllReduce));
+}
+
+// Hier runs in GPU mode as in host mode (its kernels run the same schedule): two hosts of
+// two ranks plan it when forced, with each local rank's slice as the segment and the
+// local ranks as the geometry's ranks (what the executors derive the remainder from), and
+// never for PreMulSum. One host, or hosts of one rank, cannot run it in either mode.
+TEST(PlannerHier, GpuModePlansHierAcrossHostsLikeHostMode) {
+  std::vector<float> send(1001), recv(1001);
+  auto planOf = [&](const RankLayout& layout, int nranks, bool gpu, RedOpKind op, CollWork* work) {
+    DataPathSettings settings;
+    settings.algo = "allreduce:hier";
+    std::unique_ptr<CollPlanner> planner;
+    EXPECT_TRUE(CollPlanner::create(0, nranks, layout, settings, gpu, &planner).ok());
+    CollTask task = smallAllReduce(send.data(), recv.data(), send.size());
+    task.op = op;
+    EXPECT_TRUE(planner->planColl(task, work).ok());
+  };
+  const RankLayout twoByTwo = RankLayout::fromHostHashes({7, 7, 9, 9}, 0);
+  for (bool gpu : {false, true}) {
+    SCOPED_TRACE(gpu ? "GPU mode" : "host mode");
+    CollWork work;
+    planOf(twoByTwo, 4, gpu, RedOpKind::Sum, &work);
+    EXPECT_EQ(work.algo, Algorithm::Hier);
+    EXPECT_EQ(work.segment, 500u);
+    EXPECT_EQ(work.geometry.nranks, 2);
+    EXPECT_EQ(work.geometry.extent, 500u);
+    planOf(twoByTwo, 4, gpu, RedOpKind::PreMulSum, &work);
+    EXPECT_NE(work.algo, Algorithm::Hier);
+    planOf(RankLayout::fromHostHashes({7, 7, 7, 7}, 0), 4, gpu, RedOpKind::Sum, &work);
+    EXPECT_NE(work.algo, Algorithm::Hier);
+    planOf(RankLayout::fromHostHashes({7, 9}, 0), 2, gpu, RedOpKind::Sum, &work);
+    EXPECT_NE(work.algo, Algorithm::Hier);
+  }
 }
 
 }  // namespace

@@ -25,9 +25,8 @@ size_t modelBytes(const CollTask& task, int nranks, size_t elemBytes) {
 }
 
 // Why the communicator cannot run Hier ("" when it can): it needs several hosts with the
-// same number of ranks, at least two each, and host mode.
-std::string hierUnavailableWhy(const RankLayout& layout, bool gpuMode) {
-  if (gpuMode) return "Hier runs in host mode only";
+// same number of ranks, at least two each (in host mode and in GPU mode alike).
+std::string hierUnavailableWhy(const RankLayout& layout) {
   if (layout.nNodes < 2) return "Hier needs several hosts";
   const int local = layout.uniformLocalRanks();
   if (local == 0) return "Hier needs the same number of ranks on every host";
@@ -87,7 +86,7 @@ Status CollPlanner::create(int rank, int nranks, const RankLayout& layout, const
                          : settings.shmDisable      ? "Direct needs shared memory, and NCCL_SHM_DISABLE=1"
                          : nranks > kMaxDirectRanks ? strFormat("Direct takes at most %d ranks", kMaxDirectRanks)
                                                     : "";
-  const std::string noHier = hierUnavailableWhy(layout, gpuMode);
+  const std::string noHier = hierUnavailableWhy(layout);
   AlgoProtoPolicy& policy = planner->policy_;
   auto unavailable = [&policy](Algorithm algo, const std::string& why) {
     policy.unavailable |= algorithmBit(algo);

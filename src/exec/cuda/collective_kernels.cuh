@@ -11,6 +11,7 @@
 #include "exec/cuda/cuda_exec.cuh"
 #include "exec/cuda/device_work.h"
 #include "exec/cuda/kernel_table.h"
+#include "kernels/algorithms/hier_all_reduce.h"
 #include "kernels/algorithms/ring_all_gather.h"
 #include "kernels/algorithms/ring_all_reduce.h"
 #include "kernels/algorithms/ring_broadcast.h"
@@ -57,6 +58,10 @@ __global__ void __launch_bounds__(kDeviceThreads, 1) collectiveKernel(const __gr
     ok = ringAllReduce<CudaExec, Proto, T, Fn>(exec, fn, ch.ring, share, send, recv);
   } else if constexpr (kSchedule == DeviceSchedule::TreeAllReduce) {
     ok = treeAllReduce<CudaExec, Proto, T, Fn>(exec, fn, ch.tree, share, send, recv);
+  } else if constexpr (kSchedule == DeviceSchedule::HierAllReduce) {
+    const size_t tail = channel == 0 ? static_cast<size_t>(args.hierTail) : 0;
+    ok = hierAllReduce<CudaExec, Proto, T, Fn>(exec, fn, ch.hierLocal, ch.hierCross, share,
+                                               static_cast<size_t>(args.segment), tail, send, recv);
   } else if constexpr (kSchedule == DeviceSchedule::RingReduceScatter) {
     ok = ringReduceScatter<CudaExec, Proto, T, Fn>(exec, fn, ch.ring, share, args.segment, send, recv);
   } else {

@@ -24,11 +24,13 @@ constexpr int kDeviceThreads = 256;
 // Most channels a communicator uses (NCCL_MAX_NCHANNELS is clamped to it).
 constexpr int kMaxDeviceChannels = 64;
 
-// One channel as its kernels see it: its ring and tree, whose connector pointers and ring
-// order point into device memory owned by the communicator.
+// One channel as its kernels see it: its ring and tree, and Hier's two rings (over the
+// host's ranks, across hosts; one-rank schedules until connected), whose connector pointers
+// and orders point into device memory owned by the communicator.
 struct DeviceChannel {
   RingSchedule ring;
   TreeSchedule tree;
+  RingSchedule hierLocal, hierCross;
 };
 
 struct DeviceRun {
@@ -41,7 +43,8 @@ struct DeviceCollArgs {
   void* recv;
   const DeviceChannel* channels;  // indexed by blockIdx.x
   ShareGeometry geometry;
-  uint64_t segment;    // per-rank extent (AllGather, ReduceScatter)
+  uint64_t segment;    // per-rank extent (AllGather, ReduceScatter); Hier: each local rank's slice
+  uint64_t hierTail;   // Hier: elements after the local ranks' slices, channel 0's
   int32_t root;        // rank of the root (Broadcast, Reduce): its ring position differs by channel
   uint64_t opArg;      // PreMulSum scalar bits or SumPostDiv divisor
   const void* scalar;  // PreMulSum with ncclScalarDevice: read when the kernel runs; else null

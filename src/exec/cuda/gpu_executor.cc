@@ -38,10 +38,13 @@ class DeviceTables {
     return DeviceAllocation::create(sizeof(DeviceChannel) * kMaxDeviceChannels, device, &channels_);
   }
 
-  // The device copy of a channel's ring order (each channel has its own; a channel's never
-  // changes once set).
-  Status ringOrder(int channel, const std::vector<int>& order, const int** out) {
-    DeviceAllocation& copy = ringOrders_[static_cast<size_t>(channel)];
+  // The rings a channel has an order for: its own, and Hier's two.
+  enum OrderOf { kRingOrder, kHierLocalOrder, kHierCrossOrder, kNumOrders };
+
+  // The device copy of one of a channel's ring orders (each channel has its own; a
+  // channel's never changes once set).
+  Status order(OrderOf which, int channel, const std::vector<int>& order, const int** out) {
+    DeviceAllocation& copy = orders_[which][static_cast<size_t>(channel)];
     if (!copy.data()) {
       BRAID_CHECK(DeviceAllocation::create(order.size() * sizeof(int), device_, &copy));
       BRAID_CHECK(copyToDeviceNow(copy.data(), order.data(), order.size() * sizeof(int), device_));
@@ -95,7 +98,7 @@ class DeviceTables {
 
   int device_ = -1;
   DeviceAllocation channels_;
-  DeviceAllocation ringOrders_[kMaxDeviceChannels];
+  DeviceAllocation orders_[kNumOrders][kMaxDeviceChannels];
   std::vector<DeviceAllocation> slabs_;
   size_t used_ = 0;
   std::map<const Connector*, void*> views_;
@@ -141,6 +144,7 @@ class CudaGpuExecutor : public Executor {
 
   Status init();
   Status prepareChannel(int channel, const ChannelLinks& connectors) override;
+  Status hierRing(DeviceTables::OrderOf which, int channel, const HierRingLinks& in, RingSchedule* out);
   Status launch(WorkBatch& batch) override;
   bool completesOnLaunch() const override { return false; }
   bool drain(double seconds) override;
@@ -258,7 +262,7 @@ Status CudaGpuExecutor::prepareChannel(int channel, const ChannelLinks& in) {
     }
     ch.ring.nranks = in.nranks;
     ch.ring.index = in.ringIndex;
-    BRAID_CHECK(tables_.ringOrder(channel, *in.ringOrder, &ch.ring.order));
+    BRAID_CHECK(tables_.order(DeviceTables::kRingOrder, channel, *in.ringOrder, &ch.ring.order));
     BRAID_CHECK(tables_.sendView(in.ringSend, &ch.ring.next));
     BRAID_CHECK(tables_.recvView(in.ringRecv, &ch.ring.prev));
     noteConnector(in.ringSend);
@@ -277,7 +281,26 @@ Status CudaGpuExecutor::prepareChannel(int channel, const ChannelLinks& in) {
     noteConnector(in.treeDownSend[k]);
     ch.tree.nDown = k + 1;
   }
+  BRAID_CHECK(hierRing(DeviceTables::kHierLocalOrder, channel, in.hierLocal, &ch.hierLocal));
+  BRAID_CHECK(hierRing(DeviceTables::kHierCrossOrder, channel, in.hierCross, &ch.hierCross));
   return tables_.writeChannel(channel, ch);
+}
+
+// One of Hier's rings on the device (a one-rank schedule while not connected).
+Status CudaGpuExecutor::hierRing(DeviceTables::OrderOf which, int channel, const HierRingLinks& in, RingSchedule* out) {
+  *out = RingSchedule();
+  if (!in.send || !in.recv) return okStatus();
+  if (!in.order || in.order->empty()) {
+    return BRAID_ERROR(ncclInternalError, "channel %d has no order for a Hier ring", channel);
+  }
+  out->nranks = static_cast<int>(in.order->size());
+  out->index = in.index;
+  BRAID_CHECK(tables_.order(which, channel, *in.order, &out->order));
+  BRAID_CHECK(tables_.sendView(in.send, &out->next));
+  BRAID_CHECK(tables_.recvView(in.recv, &out->prev));
+  noteConnector(in.send);
+  noteConnector(in.recv);
+  return okStatus();
 }
 
 Status CudaGpuExecutor::launchKernel(const void* kernel, int blocks, int threads, void* args, cudaStream_t stream,
@@ -294,6 +317,15 @@ Status CudaGpuExecutor::launchKernel(const void* kernel, int blocks, int threads
   return okStatus();
 }
 
+// Hier's elements after the local ranks' slices (channel 0 takes them), as the host
+// executor counts them: the planner sets the slice as the segment and the local ranks as
+// the geometry's ranks.
+uint64_t hierTail(const CollWork& c) {
+  if (c.algo != Algorithm::Hier) return 0;
+  const size_t sliced = c.segment * static_cast<size_t>(c.geometry.nranks);
+  return c.count > sliced ? c.count - sliced : 0;
+}
+
 DeviceSchedule scheduleOf(const CollWork& c) {
   switch (c.func) {
     case CollFunc::ReduceScatter:
@@ -301,7 +333,9 @@ DeviceSchedule scheduleOf(const CollWork& c) {
     case CollFunc::Reduce:
       return DeviceSchedule::RingReduce;
     default:
-      return c.algo == Algorithm::Tree ? DeviceSchedule::TreeAllReduce : DeviceSchedule::RingAllReduce;
+      return c.algo == Algorithm::Tree   ? DeviceSchedule::TreeAllReduce
+             : c.algo == Algorithm::Hier ? DeviceSchedule::HierAllReduce
+                                         : DeviceSchedule::RingAllReduce;
   }
 }
 
@@ -336,9 +370,6 @@ const void* kernelFor(const CollWork& c, bool* needed) {
 
 Status CudaGpuExecutor::checkKernels(const WorkBatch& batch) const {
   for (const CollWork& c : batch.colls) {
-    if (c.algo == Algorithm::Hier && !c.oneRank) {
-      return BRAID_ERROR(ncclInvalidUsage, "%s with Hier: Hier runs in host mode only", collFuncName(c.func));
-    }
     bool needed = false;
     if (!kernelFor(c, &needed) && needed) return missingKernel(c);
   }
@@ -356,6 +387,7 @@ Status CudaGpuExecutor::launchColl(const CollWork& c, cudaStream_t stream) {
   args.channels = tables_.channels();
   args.geometry = c.geometry;
   args.segment = c.segment;
+  args.hierTail = hierTail(c);
   args.root = c.root;
   args.opArg = c.opArg;
   args.scalar = c.scalar;

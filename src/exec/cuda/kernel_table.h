@@ -13,8 +13,9 @@
 
 namespace braid {
 
-enum class DeviceSchedule : uint8_t { RingAllReduce, TreeAllReduce, RingReduceScatter, RingReduce };
-constexpr int kNumDeviceSchedules = 4;
+// HierAllReduce has kernels for sum, prod, max and min only (hierTakes in the planner).
+enum class DeviceSchedule : uint8_t { RingAllReduce, TreeAllReduce, RingReduceScatter, RingReduce, HierAllReduce };
+constexpr int kNumDeviceSchedules = 5;
 
 struct KernelTable {
   using Fn = const void*;
