@@ -26,7 +26,7 @@ struct TuningInputs {
   // Direct (not host mode on one host with shared memory).
   size_t directSlotBytes = 0;
   // Hier's ranks per host (every host has as many); 0 when the communicator cannot run Hier
-  // (one host, hosts of different sizes, one rank per host, GPU mode).
+  // (one host, hosts of different sizes, one rank per host).
   int hierLocalRanks = 0;
   // Ranks that take turns on each core of the machine (1: a core each). A step in which
   // every rank of a host acts (the ring's across hosts, Hier's) then waits for turns on
