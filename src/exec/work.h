@@ -60,6 +60,15 @@ struct CollWork {
 // Broadcast and AllGather move bytes; the others reduce elements.
 inline bool isDataOnly(CollFunc func) { return func == CollFunc::Broadcast || func == CollFunc::AllGather; }
 
+// Hier's elements after the local ranks' slices, which channel 0 takes (0 for every other
+// algorithm): the planner sets each local rank's slice as the segment and the local ranks
+// as the geometry's ranks. Both executors take the remainder from here.
+inline size_t hierTailOf(const CollWork& w) {
+  if (w.algo != Algorithm::Hier) return 0;
+  const size_t sliced = w.segment * static_cast<size_t>(w.geometry.nranks);
+  return w.count > sliced ? w.count - sliced : 0;
+}
+
 // One send or receive. `connector` is null for a transfer to or from this rank itself.
 struct P2pWork {
   bool isSend = true;

@@ -177,7 +177,7 @@ TEST(PlannerExchange, RingsOfTwoOverTheNetworkExchangeInHostModeOnly) {
 
 // Hier runs in GPU mode as in host mode (its kernels run the same schedule): two hosts of
 // two ranks plan it when forced, with each local rank's slice as the segment and the
-// local ranks as the geometry's ranks (what the executors derive the remainder from), and
+// local ranks as the geometry's ranks (hierTailOf derives the remainder from them), and
 // never for PreMulSum. One host, or hosts of one rank, cannot run it in either mode.
 TEST(PlannerHier, GpuModePlansHierAcrossHostsLikeHostMode) {
   std::vector<float> send(1001), recv(1001);
@@ -199,6 +199,7 @@ TEST(PlannerHier, GpuModePlansHierAcrossHostsLikeHostMode) {
     EXPECT_EQ(work.segment, 500u);
     EXPECT_EQ(work.geometry.nranks, 2);
     EXPECT_EQ(work.geometry.extent, 500u);
+    EXPECT_EQ(hierTailOf(work), 1u);  // channel 0's remainder, in both executors
     planOf(twoByTwo, 4, gpu, RedOpKind::PreMulSum, &work);
     EXPECT_NE(work.algo, Algorithm::Hier);
     planOf(RankLayout::fromHostHashes({7, 7, 7, 7}, 0), 4, gpu, RedOpKind::Sum, &work);

@@ -317,15 +317,6 @@ Status CudaGpuExecutor::launchKernel(const void* kernel, int blocks, int threads
   return okStatus();
 }
 
-// Hier's elements after the local ranks' slices (channel 0 takes them), as the host
-// executor counts them: the planner sets the slice as the segment and the local ranks as
-// the geometry's ranks.
-uint64_t hierTail(const CollWork& c) {
-  if (c.algo != Algorithm::Hier) return 0;
-  const size_t sliced = c.segment * static_cast<size_t>(c.geometry.nranks);
-  return c.count > sliced ? c.count - sliced : 0;
-}
-
 DeviceSchedule scheduleOf(const CollWork& c) {
   switch (c.func) {
     case CollFunc::ReduceScatter:
@@ -387,7 +378,7 @@ Status CudaGpuExecutor::launchColl(const CollWork& c, cudaStream_t stream) {
   args.channels = tables_.channels();
   args.geometry = c.geometry;
   args.segment = c.segment;
-  args.hierTail = hierTail(c);
+  args.hierTail = hierTailOf(c);
   args.root = c.root;
   args.opArg = c.opArg;
   args.scalar = c.scalar;

@@ -29,8 +29,7 @@ bool runReductionSchedule(HostExec& exec, const Fn& fn, const CollWork& w, const
       }
       if (w.algo == Algorithm::Hier) {
         // Channel 0 also takes the remainder of the count after the local ranks' slices.
-        const size_t sliced = w.segment * static_cast<size_t>(paths.hierLocal.nranks);
-        const size_t tail = part.channel == 0 && w.count > sliced ? w.count - sliced : 0;
+        const size_t tail = part.channel == 0 ? hierTailOf(w) : 0;
         return hierAllReduce<HostExec, Proto, T, Fn>(exec, fn, paths.hierLocal, paths.hierCross, part.share, w.segment,
                                                      tail, send, recv);
       }
