@@ -28,6 +28,7 @@ CpuFeatures detect() {
   f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
   f.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
   f.avx512fp16 = __builtin_cpu_supports("avx512fp16");
+  f.gfni = __builtin_cpu_supports("gfni");
 #endif
   return f;
 }
@@ -52,7 +53,7 @@ SimdLevel supportedSimdLevel(const CpuFeatures& f) {
   if (f.avx512f && f.avx512bw && f.avx512vl && f.f16c) {
     if (!f.avx512bf16) return SimdLevel::kAvx512;
     if (!f.avx512vbmi) return SimdLevel::kAvx512Bf16;
-    return f.avx512fp16 ? SimdLevel::kAvx512Fp16 : SimdLevel::kAvx512Vbmi;
+    return f.avx512fp16 && f.gfni ? SimdLevel::kAvx512Fp16 : SimdLevel::kAvx512Vbmi;
   }
   if (f.avx2 && f.f16c) return SimdLevel::kAvx2;
   return SimdLevel::kNone;
@@ -91,6 +92,7 @@ std::string describeCpuFeatures(const CpuFeatures& f) {
   add(f.avx512bf16, "avx512_bf16");
   add(f.avx512vbmi, "avx512_vbmi");
   add(f.avx512fp16, "avx512_fp16");
+  add(f.gfni, "gfni");
   return out.empty() ? "none" : out;
 }
 

@@ -16,6 +16,7 @@ struct CpuFeatures {
   bool avx512bf16 = false;
   bool avx512vbmi = false;  // byte permutes across a whole register (vpermb, vpermi2b)
   bool avx512fp16 = false;
+  bool gfni = false;  // Galois-field affine byte transforms (any bit permutation of each byte)
 };
 
 // Levels of vector code, each a superset of the one below. All need F16C (every CPU with
@@ -26,7 +27,7 @@ enum class SimdLevel : int {
   kAvx512 = 2,      // AVX-512 F/BW/VL + F16C, 16 floats per vector, masked tails
   kAvx512Bf16 = 3,  // the same + AVX-512 BF16 (its float -> bfloat16 conversion, bfloat16 dot products)
   kAvx512Vbmi = 4,  // the same + AVX-512 VBMI (byte permutes: fp8 through lookup tables)
-  kAvx512Fp16 = 5,  // the same + AVX-512 FP16 (half arithmetic: half and fp8 sums in half)
+  kAvx512Fp16 = 5,  // the same + AVX-512 FP16 and GFNI (half arithmetic: half and fp8 sums in half)
 };
 
 // The running CPU's features, as the OS lets them be used (AVX-512 state enabled).

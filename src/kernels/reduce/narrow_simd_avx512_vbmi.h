@@ -139,14 +139,20 @@ constexpr Iota kIota = makeIota();
 BRAID_AVX512_VBMI_INLINE __m512i load64(const uint8_t* p) { return _mm512_load_si512(p); }
 BRAID_AVX512_VBMI_INLINE __m512i splat8(uint8_t x) { return _mm512_set1_epi8(static_cast<char>(x)); }
 
-// 64 fp8 elements to two 16-bit values each, looked up by magnitude (vpermi2b indexes the
-// 128 entries of each table with an element's low 7 bits): the low byte from `low`, the
-// high byte from `high` with the element's sign ORed in. Unpacked within 128-bit lanes:
+// For each of 64 fp8 elements, the byte `high` holds for its magnitude (vpermi2b indexes
+// the table's 128 entries with an element's low 7 bits), with the element's sign ORed in:
+// the high byte of the 16-bit value it widens to.
+BRAID_AVX512_VBMI_INLINE __m512i signedHighBytes(__m512i x, const uint8_t* high) {
+  return _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(load64(high), x, load64(high + 64)), x, splat8(0x80),
+                                   kAOrBAndC);
+}
+
+// 64 fp8 elements to two 16-bit values each, looked up by magnitude: the low byte from
+// `low`, the high byte from `high` (signedHighBytes). Unpacked within 128-bit lanes:
 // `lower` holds elements 0-7 of each lane, `upper` elements 8-15.
 BRAID_AVX512_VBMI_INLINE void widenByLookup(__m512i x, const uint8_t* low, const uint8_t* high, __m512i& lower,
                                             __m512i& upper) {
-  const __m512i highBytes = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(load64(high), x, load64(high + 64)), x,
-                                                      splat8(0x80), kAOrBAndC);
+  const __m512i highBytes = signedHighBytes(x, high);
   const __m512i lowBytes = _mm512_permutex2var_epi8(load64(low), x, load64(low + 64));
   lower = _mm512_unpacklo_epi8(lowBytes, highBytes);
   upper = _mm512_unpackhi_epi8(lowBytes, highBytes);

@@ -476,6 +476,8 @@ TEST(NarrowSimdEnv, LevelsFollowTheFeatures) {
   f.avx512bf16 = true;
   EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Vbmi);
   f.avx512fp16 = true;
+  EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Vbmi);  // no GFNI (every FP16 CPU so far has it)
+  f.gfni = true;
   EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Fp16);
   f.avx512vbmi = false;
   EXPECT_EQ(supportedSimdLevel(f), SimdLevel::kAvx512Bf16);  // FP16 without VBMI: no level of its own
