@@ -16,7 +16,7 @@
 //    (the element's lowest bit, moved to the top), and two unpacks. Its NaN, S.1111.111,
 //    becomes a quiet half NaN with the sign (the high byte 0x7e from the table, a payload
 //    bit from the low byte: the narrowing turns every half NaN into E4M3's NaN, whatever
-//    its payload). The transform replaced a second lookup: 0.29 -> 0.31 of float's rate
+//    its payload). The transform replaced a second lookup: 0.28 -> 0.30 of float's rate
 //    at 64 KiB (docs/performance.md). The unpacks interleave within 128-bit lanes; both
 //    sources are widened alike, and narrowing picks each element's bytes where they went.
 //  * A sum is vaddph with round-to-nearest-even written in the instruction (not MXCSR's
