@@ -27,9 +27,8 @@ constexpr const char* kNoLevel = "-";  // float's cases have no level
 
 std::vector<SimdLevel> levelsOfThisCpu() {
   std::vector<SimdLevel> levels = {SimdLevel::kNone};
-  for (SimdLevel level :
-       {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16, SimdLevel::kAvx512Vbmi, SimdLevel::kAvx512Fp16}) {
-    if (narrow_simd::tableFor(level) != nullptr) levels.push_back(level);
+  for (SimdLevel level : kSimdLevels) {
+    if (level != SimdLevel::kNone && narrow_simd::tableFor(level) != nullptr) levels.push_back(level);
   }
   return levels;
 }

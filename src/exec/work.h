@@ -94,14 +94,16 @@ struct WorkBatch {
   std::vector<StagingWork> staging;
 };
 
-// The connections of one channel, for an executor's copy of its ring and tree.
-struct HierRingLinks {
+// One ring's connections and its order (Hier's two rings in ChannelLinks; the GPU executor
+// views the flat ring's fields this way too).
+struct RingLinks {
   Connector* send = nullptr;
   Connector* recv = nullptr;
   int index = 0;
   const std::vector<int>* order = nullptr;
 };
 
+// The connections of one channel, for an executor's copy of its rings and tree.
 struct ChannelLinks {
   Connector* ringSend = nullptr;
   Connector* ringRecv = nullptr;
@@ -115,7 +117,7 @@ struct ChannelLinks {
   // Hier's rings (null when not connected): over the ranks of this host, whose order holds
   // each position's local index (the slice it reduces), and across hosts between the ranks
   // of this rank's local index.
-  HierRingLinks hierLocal, hierCross;
+  RingLinks hierLocal, hierCross;
 };
 
 // A rank's sends to itself meet its receives from itself in the order they were posted:

@@ -103,8 +103,7 @@ bool parseSimdLevel(const std::string& text, SimdLevel* level, bool* isAuto) {
     *isAuto = true;
     return true;
   }
-  for (SimdLevel candidate : {SimdLevel::kNone, SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16,
-                              SimdLevel::kAvx512Vbmi, SimdLevel::kAvx512Fp16}) {
+  for (SimdLevel candidate : kSimdLevels) {
     if (equalsIgnoreCase(word, simdLevelName(candidate))) {
       *level = candidate;
       return true;

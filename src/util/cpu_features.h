@@ -30,6 +30,10 @@ enum class SimdLevel : int {
   kAvx512Fp16 = 5,  // the same + AVX-512 FP16 and GFNI (half arithmetic: half and fp8 sums in half)
 };
 
+// Every level, lowest first: what BRAID_SIMD names, and what tests and benchmarks run.
+inline constexpr SimdLevel kSimdLevels[] = {SimdLevel::kNone,       SimdLevel::kAvx2,       SimdLevel::kAvx512,
+                                            SimdLevel::kAvx512Bf16, SimdLevel::kAvx512Vbmi, SimdLevel::kAvx512Fp16};
+
 // The running CPU's features, as the OS lets them be used (AVX-512 state enabled).
 // Detected once; all false off x86-64.
 const CpuFeatures& cpuFeatures();

@@ -144,7 +144,7 @@ class CudaGpuExecutor : public Executor {
 
   Status init();
   Status prepareChannel(int channel, const ChannelLinks& connectors) override;
-  Status hierRing(DeviceTables::OrderOf which, int channel, const HierRingLinks& in, RingSchedule* out);
+  Status deviceRing(DeviceTables::OrderOf which, int channel, const char* what, const RingLinks& in, RingSchedule* out);
   Status launch(WorkBatch& batch) override;
   bool completesOnLaunch() const override { return false; }
   bool drain(double seconds) override;
@@ -256,18 +256,11 @@ Status CudaGpuExecutor::prepareChannel(int channel, const ChannelLinks& in) {
   CudaDeviceScope scope;
   BRAID_CHECK(scope.enter(config_.cudaDev));
   DeviceChannel ch;
-  if (in.ringSend && in.ringRecv) {
-    if (!in.ringOrder || static_cast<int>(in.ringOrder->size()) != in.nranks) {
-      return BRAID_ERROR(ncclInternalError, "channel %d has no ring order of %d ranks", channel, in.nranks);
-    }
-    ch.ring.nranks = in.nranks;
-    ch.ring.index = in.ringIndex;
-    BRAID_CHECK(tables_.order(DeviceTables::kRingOrder, channel, *in.ringOrder, &ch.ring.order));
-    BRAID_CHECK(tables_.sendView(in.ringSend, &ch.ring.next));
-    BRAID_CHECK(tables_.recvView(in.ringRecv, &ch.ring.prev));
-    noteConnector(in.ringSend);
-    noteConnector(in.ringRecv);
+  if (in.ringSend && in.ringOrder && static_cast<int>(in.ringOrder->size()) != in.nranks) {
+    return BRAID_ERROR(ncclInternalError, "channel %d has no ring order of %d ranks", channel, in.nranks);
   }
+  BRAID_CHECK(deviceRing(DeviceTables::kRingOrder, channel, "ring",
+                         {in.ringSend, in.ringRecv, in.ringIndex, in.ringOrder}, &ch.ring));
   if (in.treeUpSend) {
     BRAID_CHECK(tables_.sendView(in.treeUpSend, &ch.tree.upSend));
     BRAID_CHECK(tables_.recvView(in.treeUpRecv, &ch.tree.upRecv));
@@ -281,17 +274,19 @@ Status CudaGpuExecutor::prepareChannel(int channel, const ChannelLinks& in) {
     noteConnector(in.treeDownSend[k]);
     ch.tree.nDown = k + 1;
   }
-  BRAID_CHECK(hierRing(DeviceTables::kHierLocalOrder, channel, in.hierLocal, &ch.hierLocal));
-  BRAID_CHECK(hierRing(DeviceTables::kHierCrossOrder, channel, in.hierCross, &ch.hierCross));
+  BRAID_CHECK(deviceRing(DeviceTables::kHierLocalOrder, channel, "Hier host ring", in.hierLocal, &ch.hierLocal));
+  BRAID_CHECK(deviceRing(DeviceTables::kHierCrossOrder, channel, "Hier cross-host ring", in.hierCross, &ch.hierCross));
   return tables_.writeChannel(channel, ch);
 }
 
-// One of Hier's rings on the device (a one-rank schedule while not connected).
-Status CudaGpuExecutor::hierRing(DeviceTables::OrderOf which, int channel, const HierRingLinks& in, RingSchedule* out) {
+// A ring on the device from its connectors and order (a one-rank schedule while not
+// connected), as the host executor's ringSchedule makes it on the host.
+Status CudaGpuExecutor::deviceRing(DeviceTables::OrderOf which, int channel, const char* what, const RingLinks& in,
+                                   RingSchedule* out) {
   *out = RingSchedule();
   if (!in.send || !in.recv) return okStatus();
   if (!in.order || in.order->empty()) {
-    return BRAID_ERROR(ncclInternalError, "channel %d has no order for a Hier ring", channel);
+    return BRAID_ERROR(ncclInternalError, "channel %d has no order for its %s", channel, what);
   }
   out->nranks = static_cast<int>(in.order->size());
   out->index = in.index;

@@ -108,8 +108,8 @@ Status HostExecutor::prepareChannel(int channel, const ChannelLinks& links) {
     ch.tree.downSend[k] = links.treeDownSend[k]->sendView();
     ch.tree.nDown = k + 1;
   }
-  const HierRingLinks& host = links.hierLocal;
-  const HierRingLinks& cross = links.hierCross;
+  const RingLinks& host = links.hierLocal;
+  const RingLinks& cross = links.hierCross;
   BRAID_CHECK(ringSchedule(channel, "Hier host ring", host.send, host.recv, host.index, host.order, &ch.hierLocal));
   BRAID_CHECK(
       ringSchedule(channel, "Hier cross-host ring", cross.send, cross.recv, cross.index, cross.order, &ch.hierCross));

@@ -81,9 +81,8 @@ bool isNan(T x) {
 // The levels with vector code on this CPU and in this build.
 std::vector<SimdLevel> vectorLevels() {
   std::vector<SimdLevel> levels;
-  for (SimdLevel level :
-       {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16, SimdLevel::kAvx512Vbmi, SimdLevel::kAvx512Fp16}) {
-    if (narrow_simd::tableFor(level) != nullptr) levels.push_back(level);
+  for (SimdLevel level : kSimdLevels) {
+    if (level != SimdLevel::kNone && narrow_simd::tableFor(level) != nullptr) levels.push_back(level);
   }
   return levels;
 }
